@@ -1,0 +1,127 @@
+"""The `nmt` command: one subcommand per pipeline stage (what dvc.yaml runs).
+
+Each subcommand is a thin shell over a pure stage function: it parses paths (which live in
+dvc.yaml), loads the stage's params.yaml section into typed config, runs the stage, and
+turns any `NmtError` into a one-line message and exit status 1. Heavy libraries are
+imported only inside the subcommand, so `nmt --help` is instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from nmt import __version__
+from nmt.errors import NmtError
+
+log = logging.getLogger("nmt")
+
+
+def _download(args: argparse.Namespace) -> None:
+    from nmt.config import DataConfig
+    from nmt.download import download_corpus
+    from nmt.params import load_section
+
+    data = load_section(args.params, "data", DataConfig)
+    paths = download_corpus(data, args.out)
+    log.info("downloaded %d files of corpus %r into %s", len(paths), data.corpus, args.out)
+
+
+def _validate(args: argparse.Namespace) -> None:
+    from nmt.config import DataConfig, ValidateConfig
+    from nmt.params import load_section
+    from nmt.validate import validate_corpus
+
+    data = load_section(args.params, "data", DataConfig)
+    cfg = load_section(args.params, "validate", ValidateConfig)
+    validate_corpus(data, cfg, args.raw, args.out, args.reports)
+
+
+def _tokenize(args: argparse.Namespace) -> None:
+    from nmt.config import DataConfig, TokenizeConfig
+    from nmt.params import load_section
+    from nmt.tokenization import tokenize_corpus
+
+    data = load_section(args.params, "data", DataConfig)
+    cfg = load_section(args.params, "tokenize", TokenizeConfig)
+    tokenize_corpus(data, cfg, args.inp, args.out, args.reports, None if args.no_cache else args.cache_dir)
+
+
+def _vocab(args: argparse.Namespace) -> None:
+    from nmt.build_vocab import vocab_stage
+    from nmt.config import DataConfig, VocabConfig
+    from nmt.params import load_section
+
+    data = load_section(args.params, "data", DataConfig)
+    cfg = load_section(args.params, "vocab", VocabConfig)
+    gate = vocab_stage(data, cfg, args.tokens, args.out, args.reports)
+    log.info("vocabularies: src %d, tgt %d symbols", gate.stats["src"]["size"], gate.stats["tgt"]["size"])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nmt",
+        description="German<->English Transformer pipeline. Each subcommand is one DVC stage; "
+                    "`dvc repro` runs them in order with the paths from dvc.yaml.",
+    )
+    parser.add_argument("--version", action="version", version=f"nmt {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="STAGE")
+
+    def stage(name: str, func: Callable[[argparse.Namespace], None], help: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help)
+        p.add_argument("--params", type=Path, default=Path("params.yaml"), help="params file (default: params.yaml)")
+        p.set_defaults(func=func)
+        return p
+
+    p = stage("download", _download,
+              "Fetch every file of the configured corpus (params: data), verify SHA-256, retry transient "
+              "failures. Set NMT_DATA_MIRROR to a directory or file:// URL to use a local mirror.")
+    p.add_argument("--out", type=Path, required=True, help="output directory (data/raw)")
+
+    p = stage("validate", _validate,
+              "Gate on raw data (params: validate): aligned UTF-8 files, length and ratio bounds, duplicates. "
+              "Writes the cleaned corpus and reports/validation/raw.{json,md}.")
+    p.add_argument("--raw", type=Path, required=True, help="downloaded corpus directory (data/raw)")
+    p.add_argument("--out", type=Path, required=True, help="output directory for the cleaned splits")
+    p.add_argument("--reports", type=Path, required=True, help="directory for gate reports")
+
+    p = stage("tokenize", _tokenize,
+              "spaCy tokenization of every split (params: tokenize), cached by content; gated.")
+    p.add_argument("--in", dest="inp", type=Path, required=True, help="cleaned corpus directory (validate's output)")
+    p.add_argument("--out", type=Path, required=True, help="output directory for the .tsv token files")
+    p.add_argument("--reports", type=Path, required=True, help="directory for gate reports")
+    p.add_argument("--cache-dir", type=Path, default=Path(".cache/tokenize"),
+                   help="content-addressed tokenization cache (default: .cache/tokenize)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+
+    p = stage("vocab", _vocab,
+              "Build word-level or joint-BPE vocabularies from the train split (params: vocab); gated.")
+    p.add_argument("--tokens", type=Path, required=True, help="tokenized corpus directory (tokenize's output)")
+    p.add_argument("--out", type=Path, required=True, help="output directory for vocabularies")
+    p.add_argument("--reports", type=Path, required=True, help="directory for gate reports")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    for noisy in ("great_expectations", "urllib3", "filelock"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    try:
+        args.func(args)
+    except NmtError as exc:
+        print(f"nmt {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"nmt {args.command}: interrupted; outputs were not replaced", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
