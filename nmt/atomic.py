@@ -15,6 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)  # read the process umask: temp files are created 0600, outputs should not be
+FILE_MODE, DIR_MODE = 0o666 & ~_UMASK, 0o777 & ~_UMASK
+
 
 @contextlib.contextmanager
 def atomic_open(path: Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
@@ -27,6 +31,7 @@ def atomic_open(path: Path, mode: str = "w", encoding: str | None = "utf-8") -> 
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -50,6 +55,7 @@ def staged_dir(path: Path) -> Iterator[Path]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    os.chmod(tmp, DIR_MODE)
     try:
         yield tmp
     except BaseException:

@@ -30,7 +30,7 @@ def pair_frame(lines: dict[str, list[str]]):
     import pandas as pd
 
     (a, sa), (b, sb) = lines.items()
-    df = pd.DataFrame({a: sa, b: sb})
+    df = pd.DataFrame({a: sa, b: sb}, dtype=object)  # object even when empty, for .str
     for lang in (a, b):
         df[f"{lang}_words"] = df[lang].str.split().str.len()
     wa, wb = df[f"{a}_words"] + 1, df[f"{b}_words"] + 1

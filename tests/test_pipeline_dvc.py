@@ -1,0 +1,117 @@
+"""The data stages end to end through DVC, in a scratch copy of the project.
+
+Checks what a user sees: `dvc repro` builds every data output through the gates, a second
+run does nothing, a params change re-runs only what it touches, tokenization is served
+from the content cache when going back to earlier params, and a failing gate fails the
+stage while the previous outputs and dvc.lock stay as they were.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def _dvc(project: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(Path(sys.executable).parent / "dvc"), *args], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def _tree_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    for f in sorted(path.rglob("*")):
+        if f.is_file():
+            digest.update(f.relative_to(path).as_posix().encode() + f.read_bytes())
+    return digest.hexdigest()
+
+
+def _set_param(project: Path, section: str, key: str, value) -> None:
+    path = project / "params.yaml"
+    params = yaml.safe_load(path.read_text())
+    params[section][key] = value
+    path.write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("project")
+    for name in ("dvc.yaml", "params.yaml", ".dvcignore"):
+        shutil.copy(ROOT / name, root / name)
+    shutil.copytree(ROOT / "nmt", root / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def env(mirror: Path, project: Path) -> dict:
+    e = dict(os.environ)
+    e["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{e['PATH']}"
+    e["NMT_DATA_MIRROR"] = str(mirror)
+    e["DVC_NO_ANALYTICS"] = "1"
+    assert _dvc(project, e, "init", "-q").returncode == 0
+    return e
+
+
+def test_repro_builds_gated_outputs_then_is_up_to_date(project: Path, env: dict) -> None:
+    first = _dvc(project, env, "repro")
+    assert first.returncode == 0, first.stderr + first.stdout
+    for path in ("data/raw/train.de.gz", "data/validated/train.en", "data/tokens/val.de.tsv",
+                 "data/vocab/src.vocab", "data/vocab/manifest.json"):
+        assert (project / path).is_file(), path
+    for gate in ("raw", "tokens", "vocab"):
+        report = json.loads((project / "reports/validation" / f"{gate}.json").read_text())
+        assert report["success"] is True and report["checks"]
+        assert (project / "reports/validation" / f"{gate}.md").read_text().startswith(f"# Gate `{gate}`: PASSED")
+    assert len((project / "data/validated/train.de").read_text().splitlines()) == 28998
+
+    second = _dvc(project, env, "repro")
+    assert second.returncode == 0
+    assert "Data and pipelines are up to date" in second.stdout
+
+
+def test_vocab_change_does_not_retokenize(project: Path, env: dict) -> None:
+    _set_param(project, "vocab", "min_freq", 3)
+    run = _dvc(project, env, "repro")
+    assert run.returncode == 0, run.stderr
+    assert "Stage 'tokenize' didn't change" in run.stdout
+    assert "Running stage 'vocab'" in run.stdout
+
+
+def test_going_back_to_earlier_tokenize_params_hits_the_cache(project: Path, env: dict) -> None:
+    _set_param(project, "tokenize", "lowercase", True)
+    assert _dvc(project, env, "repro", "tokenize").returncode == 0
+    stats = json.loads((project / "reports/validation/tokens.json").read_text())["stats"]["cache"]
+    assert stats["hits"] == 0 and stats["misses"] == 6
+    assert "ein" in (project / "data/tokens/train.de.tsv").read_text().split()
+
+    _set_param(project, "tokenize", "lowercase", False)
+    run = _dvc(project, env, "repro", "tokenize")
+    assert run.returncode == 0, run.stderr
+    stats = json.loads((project / "reports/validation/tokens.json").read_text())["stats"]["cache"]
+    assert stats["hits"] == 6 and stats["misses"] == 0
+
+
+def test_failed_gate_fails_stage_and_keeps_previous_outputs(project: Path, env: dict) -> None:
+    assert _dvc(project, env, "repro").returncode == 0
+    before, lock = _tree_digest(project / "data/validated"), (project / "dvc.lock").read_text()
+    _set_param(project, "validate", "min_train_pairs", 10**6)
+    run = _dvc(project, env, "repro")
+    assert run.returncode != 0
+    assert "raw gate failed" in run.stderr and "train: pairs" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert _tree_digest(project / "data/validated") == before
+    assert (project / "dvc.lock").read_text() == lock
+    report = json.loads((project / "reports/validation/raw.json").read_text())
+    assert report["success"] is False
