@@ -122,13 +122,20 @@ def load_vocabularies(vocab_dir: Path) -> Vocabularies:
         manifest = json.loads((vocab_dir / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise DataError(f"{vocab_dir / MANIFEST}: cannot read ({exc}); run the vocab stage first") from None
-    src = Vocabulary.load(vocab_dir / manifest["src"]["file"], manifest["src"]["sha256"])
-    tgt = Vocabulary.load(vocab_dir / manifest["tgt"]["file"], manifest["tgt"]["sha256"])
+    try:
+        files = {side: (manifest[side]["file"], manifest[side]["sha256"])
+                 for side in ("src", "tgt", "bpe") if side != "bpe" or manifest.get("bpe")}
+        if not all(isinstance(v, str) for entry in files.values() for v in entry):
+            raise TypeError("file and sha256 must be strings")
+    except (AttributeError, KeyError, TypeError) as exc:
+        raise DataError(f"{vocab_dir / MANIFEST}: malformed ({type(exc).__name__}: {exc}); re-run the vocab stage") from None
+    src = Vocabulary.load(vocab_dir / files["src"][0], files["src"][1])
+    tgt = Vocabulary.load(vocab_dir / files["tgt"][0], files["tgt"][1])
     bpe = None
-    if manifest.get("bpe"):
-        bpe = BPE.load(vocab_dir / manifest["bpe"]["file"])
-        if bpe.sha256 != manifest["bpe"]["sha256"]:
-            raise DataError(f"{vocab_dir / manifest['bpe']['file']}: SHA-256 differs from {MANIFEST}; re-run the vocab stage")
+    if "bpe" in files:
+        bpe = BPE.load(vocab_dir / files["bpe"][0])
+        if bpe.sha256 != files["bpe"][1]:
+            raise DataError(f"{vocab_dir / files['bpe'][0]}: SHA-256 differs from {MANIFEST}; re-run the vocab stage")
     return Vocabularies(src, tgt, bpe, manifest)
 
 

@@ -17,6 +17,7 @@ from nmt.params import require
 _LANG = re.compile(r"^[a-z]{2,3}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_URL_SCHEMES = ("http://", "https://", "file://")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class RemoteFile:
     def __post_init__(self) -> None:
         require(bool(_FILE_NAME.match(self.name)), "name", f"{self.name!r} is not a plain file name")
         require(bool(_SHA256.match(self.sha256)), "sha256", "expected 64 lowercase hex digits")
+        require(self.url.lower().startswith(_URL_SCHEMES), "url", f"{self.url!r} is not an http(s):// or file:// URL")
         for out in self.members:
             require(bool(_FILE_NAME.match(out)), f"members.{out}", "output name must be a plain file name")
 
@@ -92,7 +94,8 @@ class DataConfig:
         require(set(langs) == set(known), "direction",
                 f"{self.direction!r} does not match corpus {self.corpus!r} languages {list(known)}")
         require(self.retries >= 0, "retries", "must be >= 0")
-        require(self.backoff_s >= 0 and self.timeout_s > 0, "timeout_s", "backoff_s >= 0 and timeout_s > 0 required")
+        require(self.backoff_s >= 0, "backoff_s", "must be >= 0")
+        require(self.timeout_s > 0, "timeout_s", "must be > 0")
 
     @property
     def active(self) -> CorpusConfig:
@@ -123,7 +126,8 @@ class ValidateConfig:
     def __post_init__(self) -> None:
         require(self.max_words > 0, "max_words", "must be > 0")
         require(self.max_length_ratio >= 1.0, "max_length_ratio", "must be >= 1.0")
-        require(self.min_pairs >= 1 and self.min_train_pairs >= 1, "min_pairs", "must be >= 1")
+        require(self.min_pairs >= 1, "min_pairs", "must be >= 1")
+        require(self.min_train_pairs >= 1, "min_train_pairs", "must be >= 1")
         for name in ("max_duplicate_rate", "max_filtered_rate"):
             require(0.0 <= getattr(self, name) <= 1.0, name, "must be between 0 and 1")
 

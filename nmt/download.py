@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import lzma
 import os
 import shutil
 import tarfile
@@ -22,6 +23,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+import zlib
 from http.client import HTTPException
 from pathlib import Path
 
@@ -66,6 +68,7 @@ def sha256_of(path: Path) -> str:
 def _fetch_once(url: str, dest: Path, timeout_s: float) -> str:
     """Stream `url` into `dest`; return the SHA-256 of what was written."""
     digest = hashlib.sha256()
+    written = 0
     try:
         with urllib.request.urlopen(url, timeout=timeout_s) as resp, open(dest, "wb") as out:
             total = resp.headers.get("Content-Length")
@@ -75,6 +78,9 @@ def _fetch_once(url: str, dest: Path, timeout_s: float) -> str:
                     out.write(chunk)
                     digest.update(chunk)
                     bar.update(len(chunk))
+                    written += len(chunk)
+        if total and written < int(total):  # http.client ends a cut transfer without an error
+            raise TransientError(f"connection closed after {written} of {total} bytes")
     except urllib.error.HTTPError as exc:
         if exc.code >= 500 or exc.code == 429:
             raise TransientError(f"HTTP {exc.code} {exc.reason}") from None
@@ -83,6 +89,9 @@ def _fetch_once(url: str, dest: Path, timeout_s: float) -> str:
     except urllib.error.URLError as exc:
         if isinstance(exc.reason, FileNotFoundError) or (isinstance(exc.reason, OSError) and exc.reason.errno == 2):
             raise DownloadError(f"{url}: no such file; is the mirror ({MIRROR_ENV}) complete?") from None
+        if not isinstance(exc.reason, OSError):  # e.g. 'unknown url type': a typo, not a network hiccup
+            raise DownloadError(f"{url}: {exc.reason}; check the URL in params.yaml (data.corpora) "
+                                f"or the mirror ({MIRROR_ENV})") from None
         raise TransientError(f"{exc.reason}") from None
     except (TimeoutError, ConnectionError, HTTPException) as exc:
         raise TransientError(f"{type(exc).__name__}: {exc}") from None
@@ -138,7 +147,7 @@ def _extract(archive: Path, file: RemoteFile, tmp_dir: Path) -> dict[str, Path]:
                 with src, open(tmp_dir / out_name, "wb") as dst:
                     shutil.copyfileobj(src, dst)
                 extracted[out_name] = tmp_dir / out_name
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
         raise DownloadError(f"{file.name}: cannot read archive ({exc}); its checksum matched, so the "
                             "configured sha256 belongs to a broken file") from None
     return extracted
@@ -174,6 +183,8 @@ def download_corpus(cfg: DataConfig, out_dir: Path) -> list[Path]:
     """Download every file of the active corpus into `out_dir`; remove files of other corpora."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    for leftover in out_dir.glob(".download-*"):  # from a run that was killed mid-download
+        shutil.rmtree(leftover, ignore_errors=True)
     mirror = resolve_mirror(cfg.mirror)
     if mirror is not None:
         log.info("using mirror %s", mirror)

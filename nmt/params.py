@@ -141,7 +141,7 @@ def _convert_dataclass(cls: Any, value: Any, key: str, source: str) -> Any:
         _fail(source, key, f"expected a mapping, got {_type_name(value)} ({value!r})")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(value) - set(fields))
+    unknown = sorted(set(value) - set(fields), key=str)  # YAML keys may be ints, bools or null
     if unknown:
         _fail(source, f"{key}.{unknown[0]}", f"unknown key (known keys: {', '.join(fields)})")
     kwargs = {}

@@ -11,15 +11,14 @@ would be glued to its neighbour on the way back; such tokens do not occur in cap
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from nmt.atomic import atomic_write_text
 from nmt.corpus import read_lines
 from nmt.errors import DataError
+from nmt.vocab import HashedText
 
 CONT = "##"  # continuation prefix of every piece that does not start a token
 HEADER = "#bpe-merges v1"
@@ -85,7 +84,7 @@ def _apply(syms: list[str], pair: Pair, merged: str) -> list[str]:
     return out
 
 
-class BPE:
+class BPE(HashedText):
     """Applies learned merges to tokens, lowest-ranked pair first (as learned)."""
 
     def __init__(self, merges: list[Pair]) -> None:
@@ -110,13 +109,6 @@ class BPE:
 
     def text(self) -> str:
         return HEADER + "\n" + "".join(f"{a} {b}\n" for a, b in self.merges)
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.text().encode("utf-8")).hexdigest()
-
-    def save(self, path: Path) -> None:
-        atomic_write_text(path, self.text())
 
     @classmethod
     def load(cls, path: Path) -> BPE:

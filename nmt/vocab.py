@@ -12,6 +12,7 @@ any tool; its SHA-256 identifies it, and checkpoints record it.
 from __future__ import annotations
 
 import hashlib
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -25,7 +26,22 @@ SPECIALS = (PAD, UNK, BOS, EOS)
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = range(4)
 
 
-class Vocabulary:
+class HashedText(ABC):
+    """A small artifact saved as text and identified by the SHA-256 of that text."""
+
+    @abstractmethod
+    def text(self) -> str:
+        """The exact file content."""
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text().encode("utf-8")).hexdigest()
+
+    def save(self, path: Path) -> None:
+        atomic_write_text(path, self.text())
+
+
+class Vocabulary(HashedText):
     """An ordered list of symbols whose first four are the specials, in that order."""
 
     def __init__(self, symbols: Sequence[str]) -> None:
@@ -61,13 +77,6 @@ class Vocabulary:
 
     def text(self) -> str:
         return "".join(s + "\n" for s in self.itos)
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.text().encode("utf-8")).hexdigest()
-
-    def save(self, path: Path) -> None:
-        atomic_write_text(path, self.text())
 
     @classmethod
     def load(cls, path: Path, sha256: str | None = None) -> Vocabulary:
