@@ -61,6 +61,17 @@ def _vocab(args: argparse.Namespace) -> None:
     log.info("vocabularies: src %d, tgt %d symbols", gate.stats["src"]["size"], gate.stats["tgt"]["size"])
 
 
+def _train(args: argparse.Namespace) -> None:
+    from nmt.layers import ModelConfig
+    from nmt.params import load_section
+    from nmt.train_config import TrainConfig
+    from nmt.train_stage import train_stage
+
+    model_cfg = load_section(args.params, "model", ModelConfig)
+    cfg = load_section(args.params, "train", TrainConfig)
+    train_stage(model_cfg, cfg, args.vocab, args.tokens, args.out, args.model, args.reports, args.train_reports)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nmt",
@@ -103,6 +114,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokens", type=Path, required=True, help="tokenized corpus directory (tokenize's output)")
     p.add_argument("--out", type=Path, required=True, help="output directory for vocabularies")
     p.add_argument("--reports", type=Path, required=True, help="directory for gate reports")
+
+    p = stage("train", _train,
+              "Train the Transformer (params: model, train): token-budget batches, Adam + Noam, label-smoothed "
+              "KL loss, validation and early stopping; resumes from the checkpoint directory; gated. "
+              "Multi-GPU: `torchrun --nproc_per_node N -m nmt.cli train ...`.")
+    p.add_argument("--vocab", type=Path, required=True, help="vocab stage output (data/vocab)")
+    p.add_argument("--tokens", type=Path, required=True, help="tokenize stage output (data/tokens)")
+    p.add_argument("--out", type=Path, required=True, help="directory for checkpoints (resume state)")
+    p.add_argument("--model", type=Path, required=True, help="final model file to write")
+    p.add_argument("--reports", type=Path, required=True, help="directory for gate reports")
+    p.add_argument("--train-reports", type=Path, required=True, help="directory for curves and DVCLive metrics")
     return parser
 
 

@@ -24,3 +24,11 @@ class DownloadError(NmtError):
 
 class GateError(NmtError):
     """A data-validation gate failed: the stage's output is not trustworthy."""
+
+
+class TrainingInterrupted(NmtError):
+    """Training stopped on SIGTERM / Ctrl-C after writing a checkpoint; re-run to resume."""
+
+
+class TrainingDiverged(NmtError):
+    """The loss became NaN or infinite; the last good checkpoint is kept."""

@@ -1,0 +1,102 @@
+"""Numericalisation and token-budget batching (Vaswani et al. 2017, 5.1: "each training
+batch contained a set of sentence pairs containing approximately 25000 source tokens and
+25000 target tokens").
+
+A split becomes a list of (source ids, target ids) with source = symbols + </s> and
+target = <s> + symbols + </s>. Each epoch the pairs are sorted by length with ties broken
+at random, cut into batches whose padded size (rows x longest side) stays within the
+token budget, and the batches are shuffled. Everything random comes from
+`random.Random(seed, epoch)`, so an epoch's batches can be rebuilt exactly on resume, and
+ranks of a distributed run agree on them without communicating.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from nmt.build_vocab import Vocabularies
+from nmt.corpus import split_file
+from nmt.tokenization import SUFFIX, read_tokenized
+from nmt.vocab import BOS_ID, EOS_ID, PAD_ID
+
+Pair = tuple[list[int], list[int]]
+
+
+def numericalize(vocabs: Vocabularies, src_tokens: list[str], tgt_tokens: list[str] | None = None) -> Pair:
+    src = vocabs.src.encode(vocabs.pieces(src_tokens)) + [EOS_ID]
+    tgt = [BOS_ID] + vocabs.tgt.encode(vocabs.pieces(tgt_tokens)) + [EOS_ID] if tgt_tokens is not None else []
+    return src, tgt
+
+
+def load_pairs(tokens_dir: Path, split: str, vocabs: Vocabularies, max_len: int | None = None) -> list[Pair]:
+    """Numericalised pairs of one split; pairs longer than `max_len` ids on a side are dropped."""
+    src_lang, tgt_lang = vocabs.manifest["src_lang"], vocabs.manifest["tgt_lang"]
+    src = read_tokenized(split_file(tokens_dir, split, src_lang, SUFFIX))
+    tgt = read_tokenized(split_file(tokens_dir, split, tgt_lang, SUFFIX))
+    pairs = [numericalize(vocabs, s, t) for (s, _), (t, _) in zip(src, tgt)]
+    if max_len is not None:
+        pairs = [p for p in pairs if len(p[0]) <= max_len and len(p[1]) <= max_len]
+    return pairs
+
+
+def make_batches(pairs: list[Pair], max_tokens: int, seed: int, epoch: int) -> list[list[int]]:
+    """Index lists of length-bucketed batches within `max_tokens` padded tokens per side."""
+    rng = random.Random(f"{seed}/{epoch}")
+    noise = [rng.random() for _ in pairs]
+    order = sorted(range(len(pairs)), key=lambda i: (len(pairs[i][0]), len(pairs[i][1]), noise[i]))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    longest = 0
+    for i in order:
+        size = max(len(pairs[i][0]), len(pairs[i][1]))
+        if current and max(longest, size) * (len(current) + 1) > max_tokens:
+            batches.append(current)
+            current, longest = [], 0
+        current.append(i)
+        longest = max(longest, size)
+    if current:
+        batches.append(current)
+    rng.shuffle(batches)
+    return batches
+
+
+def shard(batches: list[list[int]], rank: int, world: int) -> list[list[int]]:
+    """This rank's batches; every rank gets the same number (the remainder is dropped)."""
+    usable = len(batches) - len(batches) % world
+    return batches[rank:usable:world]
+
+
+@dataclass
+class Batch:
+    src: Tensor  # (B, S) source ids, <pad>-padded
+    tgt_in: Tensor  # (B, T) decoder input: <s> y1 .. yn
+    tgt_out: Tensor  # (B, T) labels: y1 .. yn </s>
+    real_tokens: int  # non-pad source + target tokens
+    padded_tokens: int  # all source + target positions
+
+    def to(self, device: torch.device) -> Batch:
+        return Batch(self.src.to(device, non_blocking=True), self.tgt_in.to(device, non_blocking=True),
+                     self.tgt_out.to(device, non_blocking=True), self.real_tokens, self.padded_tokens)
+
+    @property
+    def n_tgt_tokens(self) -> int:
+        return int((self.tgt_out != PAD_ID).sum())
+
+
+def pad(seqs: list[list[int]]) -> Tensor:
+    out = torch.full((len(seqs), max(len(s) for s in seqs)), PAD_ID, dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        out[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+    return out
+
+
+def collate(pairs: list[Pair], indices: list[int]) -> Batch:
+    src = pad([pairs[i][0] for i in indices])
+    tgt = pad([pairs[i][1] for i in indices])
+    real = sum(len(pairs[i][0]) + len(pairs[i][1]) for i in indices)
+    return Batch(src, tgt[:, :-1], tgt[:, 1:], real, src.numel() + tgt.numel())
