@@ -65,6 +65,16 @@ def make_batches(pairs: list[Pair], max_tokens: int, seed: int, epoch: int) -> l
     return batches
 
 
+def padding_waste(pairs: list[Pair], batches: list[list[int]]) -> float:
+    """Share of source + target positions in `batches` that are padding."""
+    real = padded = 0
+    for idx in batches:
+        src, tgt = [len(pairs[i][0]) for i in idx], [len(pairs[i][1]) for i in idx]
+        real += sum(src) + sum(tgt)
+        padded += len(idx) * (max(src) + max(tgt))
+    return 1.0 - real / max(padded, 1)
+
+
 def shard(batches: list[list[int]], rank: int, world: int) -> list[list[int]]:
     """This rank's batches; every rank gets the same number (the remainder is dropped)."""
     usable = len(batches) - len(batches) % world

@@ -101,6 +101,12 @@ class CheckpointDir:
         found = self._files(_EPOCH_FILE) + self._files(_STEP_FILE)
         return max(found)[1] if found else None
 
+    def clear(self) -> None:
+        """Remove every checkpoint (they belong to another configuration)."""
+        for _, path in self._files(_EPOCH_FILE) + self._files(_STEP_FILE):
+            path.unlink()
+        (self.root / "best.pt").unlink(missing_ok=True)
+
     def write(self, state: dict[str, Any], epoch_end: bool, best: bool = False) -> Path:
         step = state["step"]
         name = f"epoch-{state['epoch']:04d}-step-{step:08d}.pt" if epoch_end else f"step-{step:08d}.pt"

@@ -69,7 +69,7 @@ def _train(args: argparse.Namespace) -> None:
 
     model_cfg = load_section(args.params, "model", ModelConfig)
     cfg = load_section(args.params, "train", TrainConfig)
-    train_stage(model_cfg, cfg, args.vocab, args.tokens, args.out, args.model, args.reports, args.train_reports)
+    train_stage(model_cfg, cfg, args.vocab, args.tokens, args.checkpoints, args.model, args.reports, args.train_reports)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -121,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
               "Multi-GPU: `torchrun --nproc_per_node N -m nmt.cli train ...`.")
     p.add_argument("--vocab", type=Path, required=True, help="vocab stage output (data/vocab)")
     p.add_argument("--tokens", type=Path, required=True, help="tokenize stage output (data/tokens)")
-    p.add_argument("--out", type=Path, required=True, help="directory for checkpoints (resume state)")
+    p.add_argument("--checkpoints", type=Path, required=True,
+                   help="checkpoint directory; an interrupted run resumes from it")
     p.add_argument("--model", type=Path, required=True, help="final model file to write")
     p.add_argument("--reports", type=Path, required=True, help="directory for gate reports")
     p.add_argument("--train-reports", type=Path, required=True, help="directory for curves and DVCLive metrics")

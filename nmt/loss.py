@@ -41,7 +41,8 @@ class LabelSmoothingKL(nn.Module):
         logits = logits.reshape(-1, self.V).float()
         target = target.reshape(-1)
         keep = target != self.pad_id
-        logits, target = logits[keep], target[keep]  # (N, V), (N,)
+        if not bool(keep.all()):  # callers that already dropped padding skip this copy
+            logits, target = logits[keep], target[keep]  # (N, V), (N,)
         lse = torch.logsumexp(logits, dim=-1)  # (N,)
         logq_gold = logits.gather(1, target[:, None]).squeeze(1) - lse
         logq_pad = logits[:, self.pad_id] - lse

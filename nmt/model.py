@@ -79,16 +79,20 @@ class Transformer(nn.Module):
             x = layer(x, src_mask)
         return self.enc_norm(x)
 
-    def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor) -> Tensor:
-        """(B, T) shifted target ids + memory -> logits (B, T, V); position t sees targets <= t."""
+    def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, keep: Tensor | None = None) -> Tensor:
+        """(B, T) shifted target ids + memory -> logits (B, T, V); position t sees targets <= t.
+
+        With `keep` (B, T) bool, only the kept positions are projected: logits (N, V). Training
+        passes the non-pad positions, so the largest matmul skips padding."""
         x = self.embed(self.tgt_embed, tgt_in)
         for layer in self.decoder:
             x, _ = layer(x, layer.cross_attn.project_kv(memory), src_mask)
-        return self.generator(self.dec_norm(x))
+        x = self.dec_norm(x)
+        return self.generator(x if keep is None else x[keep])
 
-    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+    def forward(self, src: Tensor, tgt_in: Tensor, keep: Tensor | None = None) -> Tensor:
         src_mask = padding_mask(src)
-        return self.decode(tgt_in, self.encode(src, src_mask), src_mask)
+        return self.decode(tgt_in, self.encode(src, src_mask), src_mask, keep)
 
     def init_cache(self, memory: Tensor) -> KVCache:
         """Empty self-attention cache; cross-attention keys/values of `memory`, once."""

@@ -54,7 +54,7 @@ def greedy_bleu(model: Transformer, pairs: list[Pair], vocabs: Vocabularies, dev
         for out, (_, tgt) in zip(greedy(model, b.src.to(device)), chunk):
             hyps.append(" ".join(ids_to_tokens(vocabs, out)))
             refs.append(" ".join(ids_to_tokens(vocabs, tgt)))
-    return sacrebleu.corpus_bleu(hyps, [refs], tokenize="none").score
+    return sacrebleu.corpus_bleu(hyps, [refs], tokenize="none", force=True).score  # tokenized on purpose
 
 
 def plot_curves(history: list[dict], path: Path) -> None:

@@ -24,7 +24,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from nmt import checkpoint
-from nmt.batching import Batch, collate, load_pairs, make_batches, shard
+from nmt.batching import Batch, collate, load_pairs, make_batches, padding_waste, shard
 from nmt.build_vocab import load_vocabularies
 from nmt.distributed import Dist, all_sum, init_distributed
 from nmt.errors import NmtError, TrainingDiverged, TrainingInterrupted
@@ -34,6 +34,7 @@ from nmt.model import Transformer, build_model
 from nmt.monitor import greedy_bleu, validation_loss
 from nmt.schedule import build_optimizer
 from nmt.train_config import TrainConfig
+from nmt.vocab import PAD_ID
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +93,27 @@ def state_dict(model: Transformer, model_cfg: ModelConfig, cfg: TrainConfig, voc
     return state
 
 
-def restore(path: Path, model: Transformer, optimizer, scheduler, vocabs) -> Progress:
-    state = checkpoint.load(path)
-    checkpoint.check_vocab_hashes(state, vocabs, path)
+# train settings that may change between an interrupted run and its resumption
+_RESUME_FREE = {"epochs", "max_steps", "patience", "log_every", "save_every", "num_threads", "compile", "device",
+                "max_val_loss", "keep_last", "average_last"}
+
+
+def resume_conflict(state: dict[str, Any], model_cfg: ModelConfig, cfg: TrainConfig, vocabs) -> str | None:
+    """Why `state` cannot be continued with this configuration (None: it can)."""
+    if state["model_config"] != asdict(model_cfg):
+        return "the model section of params.yaml changed"
+    mine = {k: v for k, v in asdict(cfg).items() if k not in _RESUME_FREE}
+    theirs = {k: v for k, v in state["train_config"].items() if k not in _RESUME_FREE}
+    if mine != theirs:
+        changed = sorted(k for k in mine if mine[k] != theirs.get(k))
+        return f"train settings changed ({', '.join('train.' + k for k in changed)})"
+    for side in ("src", "tgt"):
+        if state["vocab"]["manifest"][side]["sha256"] != vocabs.manifest[side]["sha256"]:
+            return "the vocabulary was rebuilt"
+    return None
+
+
+def restore(state: dict[str, Any], path: Path, model: Transformer, optimizer, scheduler) -> Progress:
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])
@@ -115,8 +134,9 @@ def update(net: torch.nn.Module, group: list[Batch], criterion: LabelSmoothingKL
         batch = batch.to(device)
         sync = net.no_sync() if info.enabled and i < len(group) - 1 else nullcontext()
         with sync, torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
-            logits = net(batch.src, batch.tgt_in)  # (B, T, V)
-            kl_sum, _ = criterion(logits, batch.tgt_out)
+            keep = batch.tgt_out != PAD_ID  # (B, T): only these positions reach the output layer
+            logits = net(batch.src, batch.tgt_in, keep)  # (N, V)
+            kl_sum, _ = criterion(logits, batch.tgt_out[keep])
             (kl_sum / n_tokens).backward()
         loss_sum += kl_sum.item()
     loss_sum, n_tokens = all_sum([loss_sum, float(n_tokens)], info, device)
@@ -131,9 +151,10 @@ def update(net: torch.nn.Module, group: list[Batch], criterion: LabelSmoothingKL
     return loss_sum, int(n_tokens)
 
 
-def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir: Path, out_dir: Path,
+def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir: Path, ckpt_dir: Path,
           live_dir: Path | None = None) -> tuple[Transformer, Progress]:
-    """Train (resuming from `out_dir/checkpoints` if possible); return the model and its progress.
+    """Train, resuming from the newest checkpoint in `ckpt_dir` when it belongs to the same
+    configuration and vocabulary (else starting over); return the model and its progress.
 
     Call `nmt.distributed.shutdown()` after the last collective operation of a distributed run."""
     info = init_distributed("cuda" if cfg.device != "cpu" and torch.cuda.is_available() else "cpu")
@@ -147,9 +168,18 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
     model = build_model(model_cfg, vocabs.src, vocabs.tgt).to(device)
     optimizer, scheduler = build_optimizer(model, model_cfg.d_model, cfg.warmup, cfg.lr_factor)
     criterion = LabelSmoothingKL(len(vocabs.tgt), cfg.label_smoothing)
-    ckpts = checkpoint.CheckpointDir(Path(out_dir) / "checkpoints", cfg.keep_last)
-    latest = ckpts.latest()
-    prog = restore(latest, model, optimizer, scheduler, vocabs) if latest else Progress()
+    ckpts = checkpoint.CheckpointDir(ckpt_dir, cfg.keep_last)
+    latest, prog = ckpts.latest(), Progress()
+    if latest is not None:
+        state = checkpoint.load(latest)
+        conflict = resume_conflict(state, model_cfg, cfg, vocabs)
+        if conflict is None:
+            prog = restore(state, latest, model, optimizer, scheduler)
+        else:
+            log.warning("not resuming from %s: %s; training from scratch", latest, conflict)
+            if info.main:
+                ckpts.clear()
+            latest = None
     net: torch.nn.Module = DistributedDataParallel(model) if info.enabled else model
     if cfg.compile:
         net = torch.compile(net)
@@ -165,6 +195,9 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
     with GracefulStop() as stop:
         while prog.epoch < cfg.epochs and not _reached(cfg, prog):
             batches = shard(make_batches(train_pairs, cfg.max_tokens, cfg.seed, prog.epoch), info.rank, info.world)
+            waste = padding_waste(train_pairs, batches)
+            if info.main and prog.batch == 0:
+                log.info("epoch %d: %d batches per process, %.1f%% padding", prog.epoch + 1, len(batches), 100 * waste)
             bar = tqdm(total=len(batches), initial=prog.batch, desc=f"epoch {prog.epoch + 1}", unit="batch",
                        disable=None if info.main else True, leave=False)
             seen, started = 0, time.perf_counter()
@@ -200,7 +233,7 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
                 save(epoch_end=False)  # stopped by max_steps inside the epoch
                 break
             prog.epoch, prog.batch = prog.epoch + 1, 0
-            improved = _end_of_epoch(model, val_pairs, vocabs, criterion, cfg, device, prog, live, info)
+            improved = _end_of_epoch(model, val_pairs, vocabs, criterion, cfg, device, prog, live, info, waste)
             save(epoch_end=True, best=improved)
             if prog.bad_epochs >= cfg.patience:
                 log.info("early stopping: %s did not improve for %d epochs", cfg.early_stop_metric, cfg.patience)
@@ -214,9 +247,9 @@ def _reached(cfg: TrainConfig, prog: Progress) -> bool:
     return cfg.max_steps is not None and prog.step >= cfg.max_steps
 
 
-def _end_of_epoch(model, val_pairs, vocabs, criterion, cfg, device, prog, live, info) -> bool:
+def _end_of_epoch(model, val_pairs, vocabs, criterion, cfg, device, prog, live, info, waste: float) -> bool:
     """Validate, log, update early stopping; True if this epoch is the best so far."""
-    record: dict[str, float] = {"step": prog.step, "epoch": prog.epoch}
+    record: dict[str, float] = {"step": prog.step, "epoch": prog.epoch, "padding_waste": waste}
     record["val_loss"] = validation_loss(model, val_pairs, criterion, cfg.max_tokens, device, device.type == "cuda")
     if cfg.val_bleu_sentences:
         record["val_bleu"] = greedy_bleu(model, val_pairs[: cfg.val_bleu_sentences], vocabs, device)
@@ -235,8 +268,13 @@ def _open_live(live_dir: Path | None, resume: bool):
     if live_dir is None:
         return None
     from dvclive import Live
+    from scmrepo.exceptions import SCMError
 
-    return Live(dir=str(live_dir), resume=resume, save_dvc_exp=False, report=None, dvcyaml=None)
+    try:
+        return Live(dir=str(live_dir), resume=resume, save_dvc_exp=False, report=None, dvcyaml=None)
+    except SCMError as exc:  # DVCLive reads the git revision of the project
+        raise NmtError(f"DVCLive cannot log metrics: {exc}; make a first commit (`git commit`) in this "
+                       "repository, or run outside it") from None
 
 
 def _log_live(live, record: dict[str, float]) -> None:

@@ -46,25 +46,24 @@ def final_weights(model: Transformer, cfg: TrainConfig, ckpt_dir: checkpoint.Che
     return "weights at the end of training"
 
 
-def train_stage(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir: Path, out_dir: Path,
+def train_stage(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir: Path, ckpt_dir: Path,
                 model_path: Path, report_dir: Path, train_report_dir: Path) -> Gate | None:
     """Train, pick the final weights, gate them, write the model file and curves (rank 0)."""
-    model, prog = train(model_cfg, cfg, vocab_dir, tokens_dir, out_dir, live_dir=Path(train_report_dir) / "live")
+    model, prog = train(model_cfg, cfg, vocab_dir, tokens_dir, ckpt_dir, live_dir=Path(train_report_dir) / "live")
     info = init_distributed("cpu")  # already initialised by train(); just read rank / world
     try:
         if not info.main:
             return None
-        return _finish(model, prog, model_cfg, cfg, vocab_dir, tokens_dir, out_dir, model_path, report_dir,
+        return _finish(model, prog, model_cfg, cfg, vocab_dir, tokens_dir, ckpt_dir, model_path, report_dir,
                        train_report_dir, info)
     finally:
         shutdown(info)
 
 
 def _finish(model: Transformer, prog: Progress, model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path,
-            tokens_dir: Path, out_dir: Path, model_path: Path, report_dir: Path, train_report_dir: Path,
+            tokens_dir: Path, ckpt_dir: Path, model_path: Path, report_dir: Path, train_report_dir: Path,
             info: Dist) -> Gate:
-    ckpt_dir = checkpoint.CheckpointDir(Path(out_dir) / "checkpoints", cfg.keep_last)
-    how = final_weights(model, cfg, ckpt_dir)
+    how = final_weights(model, cfg, checkpoint.CheckpointDir(ckpt_dir, cfg.keep_last))
     vocabs = load_vocabularies(vocab_dir)
     device = next(model.parameters()).device
     val_loss = validation_loss(model, load_pairs(tokens_dir, "val", vocabs),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from nmt.batching import collate, make_batches, shard
 from nmt.vocab import BOS_ID, EOS_ID, PAD_ID
 
@@ -58,3 +60,12 @@ def test_shards_are_disjoint_and_equal_sized() -> None:
     a, b = shard(batches, 0, 2), shard(batches, 1, 2)
     assert len(a) == len(b) == len(batches) // 2
     assert not {tuple(x) for x in a} & {tuple(x) for x in b}
+
+
+def test_padding_waste_counts_pad_positions() -> None:
+    from nmt.batching import padding_waste
+
+    data = [([1, 2, 3], [4, 5]), ([1], [4, 5, 6, 7])]
+    # padded: 2 rows x (3 + 4) = 14 positions, real: 3 + 2 + 1 + 4 = 10
+    assert padding_waste(data, [[0, 1]]) == pytest.approx(1 - 10 / 14)
+    assert padding_waste(data, [[0], [1]]) == 0.0

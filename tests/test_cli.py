@@ -15,12 +15,12 @@ def test_help_lists_every_stage_without_heavy_imports() -> None:
             "heavy = [m for m in ('torch', 'spacy', 'great_expectations', 'pandas') if m in sys.modules]; "
             "print(h); print('HEAVY', heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    for stage in ("download", "validate", "tokenize", "vocab"):
+    for stage in ("download", "validate", "tokenize", "vocab", "train"):
         assert stage in out
     assert "HEAVY []" in out
 
 
-@pytest.mark.parametrize("stage", ["download", "validate", "tokenize", "vocab"])
+@pytest.mark.parametrize("stage", ["download", "validate", "tokenize", "vocab", "train"])
 def test_each_stage_has_help(stage: str, capsys: pytest.CaptureFixture) -> None:
     with pytest.raises(SystemExit) as exc:
         build_parser().parse_args([stage, "--help"])

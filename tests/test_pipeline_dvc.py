@@ -1,4 +1,5 @@
-"""The data stages end to end through DVC, in a scratch copy of the project.
+"""The pipeline end to end through DVC, in a scratch copy of the project with the smoke
+configuration (tests/smoke_params.yaml: the real data stages, a tiny model).
 
 Checks what a user sees: `dvc repro` builds every data output through the gates, a second
 run does nothing, a params change re-runs only what it touches, tokenization is served
@@ -47,8 +48,12 @@ def _set_param(project: Path, section: str, key: str, value) -> None:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("project")
-    for name in ("dvc.yaml", "params.yaml", ".dvcignore"):
+    for name in ("dvc.yaml", ".dvcignore"):
         shutil.copy(ROOT / name, root / name)
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for section, values in yaml.safe_load((ROOT / "tests" / "smoke_params.yaml").read_text()).items():
+        params[section].update(values)
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     shutil.copytree(ROOT / "nmt", root / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     return root
@@ -61,6 +66,9 @@ def env(mirror: Path, project: Path) -> dict:
     e["NMT_DATA_MIRROR"] = str(mirror)
     e["DVC_NO_ANALYTICS"] = "1"
     assert _dvc(project, e, "init", "-q").returncode == 0
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost"]
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+    subprocess.run([*git, "commit", "-qm", "scratch project"], cwd=project, check=True)  # DVCLive needs a commit
     return e
 
 
@@ -70,7 +78,10 @@ def test_repro_builds_gated_outputs_then_is_up_to_date(project: Path, env: dict)
     for path in ("data/raw/train.de.gz", "data/validated/train.en", "data/tokens/val.de.tsv",
                  "data/vocab/src.vocab", "data/vocab/manifest.json"):
         assert (project / path).is_file(), path
-    for gate in ("raw", "tokens", "vocab"):
+    assert (project / "models/model.pt").is_file() and (project / "reports/train/curves.png").is_file()
+    metrics = json.loads((project / "reports/train/live/metrics.json").read_text())
+    assert metrics["step"] == 25 and metrics["train_loss"] > 0
+    for gate in ("raw", "tokens", "vocab", "train"):
         report = json.loads((project / "reports/validation" / f"{gate}.json").read_text())
         assert report["success"] is True and report["checks"]
         assert (project / "reports/validation" / f"{gate}.md").read_text().startswith(f"# Gate `{gate}`: PASSED")

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dataclasses import replace
+
 import pytest
 import torch
 import yaml
@@ -61,7 +63,7 @@ def test_sigterm_finishes_the_update_checkpoints_and_resumes(corpus, tmp_path: P
     monkeypatch.setattr(train_module, "update", update_then_sigterm)
     with pytest.raises(TrainingInterrupted, match="stopped at update 3"):
         train(TINY_MODEL, tiny_train(max_steps=6), vocab, tokens, tmp_path / "run")
-    saved = checkpoint.load(tmp_path / "run" / "checkpoints" / "step-00000003.pt")
+    saved = checkpoint.load(tmp_path / "run" / "step-00000003.pt")
     assert saved["step"] == 3 and saved["batch"] == 3
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handler restored
     monkeypatch.setattr(train_module, "update", real_update)
@@ -85,9 +87,20 @@ def test_nan_loss_stops_with_step_and_keeps_last_good_checkpoint(corpus, tmp_pat
     with pytest.raises(TrainingDiverged, match=r"loss is nan at update 4 \(epoch 1, batches 3-3\)") as err:
         train(TINY_MODEL, tiny_train(max_steps=8, save_every=1), vocab, tokens, tmp_path / "run")
     assert "step-00000003.pt" in str(err.value)
-    good = checkpoint.load(tmp_path / "run" / "checkpoints" / "step-00000003.pt")
+    good = checkpoint.load(tmp_path / "run" / "step-00000003.pt")
     assert all(torch.isfinite(v).all() for v in good["model"].values() if v.is_floating_point())
-    assert not (tmp_path / "run" / "checkpoints" / "step-00000004.pt").exists()
+    assert not (tmp_path / "run" / "step-00000004.pt").exists()
+
+
+def test_early_stopping_after_patience_epochs_without_improvement(corpus, tmp_path: Path, monkeypatch) -> None:
+    tokens, vocab = corpus
+    scores = iter([5.0, 7.0, 6.0, 6.5, 9.0, 9.0])
+    monkeypatch.setattr(train_module, "greedy_bleu", lambda *a, **k: next(scores))
+    _, prog = train(TINY_MODEL, tiny_train(epochs=6, patience=2), vocab, tokens, tmp_path / "run")
+    assert prog.epoch == 4  # best at epoch 2 (7.0), then two epochs without improvement
+    assert prog.best == 7.0 and prog.bad_epochs == 2
+    best = checkpoint.load(tmp_path / "run" / "best.pt")
+    assert best["epoch"] == 2
 
 
 def test_copy_task_learns(tmp_path: Path) -> None:
@@ -133,14 +146,21 @@ def test_train_gate_failure_keeps_previous_model(corpus, tmp_path: Path) -> None
     assert not list(tmp_path.glob("model.candidate*"))
 
 
-def test_resume_refuses_checkpoint_of_another_vocabulary(corpus, tmp_path: Path) -> None:
+def test_checkpoints_of_another_configuration_are_not_resumed(corpus, tmp_path: Path, caplog) -> None:
     tokens, vocab = corpus
     train(TINY_MODEL, tiny_train(max_steps=2), vocab, tokens, tmp_path / "run")
+    # more epochs / steps: the same run, continued
+    _, prog = train(TINY_MODEL, tiny_train(max_steps=3, epochs=9), vocab, tokens, tmp_path / "run")
+    assert prog.history[0]["step"] == 1 and prog.step == 3
+    # another model size: starts over, the old checkpoints are removed
+    _, prog = train(replace(TINY_MODEL, d_ff=48), tiny_train(max_steps=2), vocab, tokens, tmp_path / "run")
+    assert "model section of params.yaml changed" in caplog.text
+    assert prog.step == 2 and [h["step"] for h in prog.history if "train_loss" in h] == [1, 2]
+    # a rebuilt vocabulary: starts over as well
     other_tokens, other_vocab = copy_corpus(tmp_path / "other", n_train=50, n_val=5, symbols=7)
-    from nmt.errors import DataError
-
-    with pytest.raises(DataError, match="vocabulary was rebuilt"):
-        train(TINY_MODEL, tiny_train(max_steps=4), other_vocab, other_tokens, tmp_path / "run")
+    _, prog = train(replace(TINY_MODEL, d_ff=48), tiny_train(max_steps=1), other_vocab, other_tokens, tmp_path / "run")
+    assert "vocabulary was rebuilt" in caplog.text and prog.step == 1
+    assert [p.name for p in (tmp_path / "run").iterdir()] == ["step-00000001.pt"]
 
 
 @pytest.mark.slow
@@ -157,10 +177,19 @@ def test_ddp_two_cpu_processes_with_gloo(corpus, tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
            "--master_port", port,
            "-m", "nmt.cli", "train", "--params", str(tmp_path / "params.yaml"), "--vocab", str(vocab),
-           "--tokens", str(tokens), "--out", str(tmp_path / "ckpt"), "--model", str(tmp_path / "model.pt"),
+           "--tokens", str(tokens), "--checkpoints", str(tmp_path / "ckpt"), "--model", str(tmp_path / "model.pt"),
            "--reports", str(tmp_path / "reports"), "--train-reports", str(tmp_path / "tr")]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert run.returncode == 0, run.stderr[-3000:]
     assert "on cpu x2" in run.stderr
     state = torch.load(tmp_path / "model.pt", weights_only=True)
     assert state["final"]["step"] == 4
+
+
+def test_dvclive_in_a_repository_without_commits_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
+    from nmt.errors import NmtError
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(NmtError, match="make a first commit"):
+        train_module._open_live(tmp_path / "live", resume=False)
