@@ -1,7 +1,13 @@
-"""Decoding with the key/value cache: encoder output and cross-attention keys/values are
-computed once per batch, and every step feeds only the newest token. Sentences that have
-produced </s> (or reached their length limit) leave the batch, so they stop costing
-compute. Length limit: source length + `max_extra` (paper section 6.1: input length + 50).
+"""Greedy and beam search with the key/value cache (Vaswani et al. 2017, section 6.1).
+
+Encoder output and cross-attention keys/values are computed once per batch, and every
+step feeds only the newest token. Sentences that are done leave the batch, so they stop
+costing compute. Length limit: source length + `max_extra` (paper: input length + 50).
+Beam search ranks finished hypotheses by log-probability / lp(Y) with the GNMT length
+penalty lp(Y) = ((5 + |Y|) / 6) ** alpha (paper: beam 4, alpha 0.6).
+
+`use_cache=False` recomputes the whole prefix at every step (the reference tutorials'
+way); it exists to test and benchmark the cache.
 """
 
 from __future__ import annotations
@@ -9,23 +15,50 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from nmt.model import Transformer, padding_mask
+from nmt.model import KVCache, Transformer, padding_mask
 from nmt.vocab import BOS_ID, EOS_ID, PAD_ID
 
 
+class _Stepper:
+    """Next-token logits for the rows still decoding, with or without the cache."""
+
+    def __init__(self, model: Transformer, src: Tensor, rows: Tensor, use_cache: bool) -> None:
+        self.model, self.use_cache = model, use_cache
+        mask = padding_mask(src)
+        memory = model.encode(src, mask)
+        self.mask, self.memory = mask[rows], memory[rows]
+        self.cache: KVCache | None = model.init_cache(self.memory) if use_cache else None
+        self.prefix = torch.full((len(rows), 1), BOS_ID, dtype=torch.long, device=src.device)
+
+    def logits(self) -> Tensor:
+        """(n, V) logits for the position after the current prefix."""
+        if self.cache is not None:
+            logits, self.cache = self.model.decode_step(self.prefix[:, -1:], self.cache, self.mask)
+            return logits
+        return self.model.decode(self.prefix, self.memory, self.mask)[:, -1]
+
+    def advance(self, index: Tensor, tokens: Tensor) -> None:
+        """Keep rows `index` (in that order) and append `tokens` (one per kept row)."""
+        self.prefix = torch.cat([self.prefix[index], tokens[:, None]], dim=1)
+        self.mask, self.memory = self.mask[index], self.memory[index]
+        if self.cache is not None:
+            self.cache = self.cache.select(index)
+
+
+def _limits(model: Transformer, src: Tensor, max_extra: int) -> Tensor:
+    return ((src != PAD_ID).sum(dim=1) + max_extra).clamp(max=model.cfg.max_len - 1)  # (B,)
+
+
 @torch.no_grad()
-def greedy(model: Transformer, src: Tensor, max_extra: int = 50) -> list[list[int]]:
+def greedy(model: Transformer, src: Tensor, max_extra: int = 50, use_cache: bool = True) -> list[list[int]]:
     """Greedy decoding of a (B, S) source batch -> B id lists (no <s> / </s>)."""
-    src_mask = padding_mask(src)
-    cache = model.init_cache(model.encode(src, src_mask))
     B = src.shape[0]
-    limit = ((src != PAD_ID).sum(dim=1) + max_extra).clamp(max=model.cfg.max_len - 1)  # (B,)
+    limit = _limits(model, src, max_extra)
     alive = torch.arange(B, device=src.device)  # original row of each row still decoding
-    last = torch.full((B, 1), BOS_ID, dtype=torch.long, device=src.device)
+    step = _Stepper(model, src, alive, use_cache)
     out: list[list[int]] = [[] for _ in range(B)]
     for t in range(int(limit.max())):
-        logits, cache = model.decode_step(last, cache, src_mask)
-        nxt = logits.argmax(dim=-1)  # (b,)
+        nxt = step.logits().argmax(dim=-1)  # (b,)
         for row, tok in zip(alive.tolist(), nxt.tolist()):
             if tok != EOS_ID:
                 out[row].append(tok)
@@ -33,5 +66,57 @@ def greedy(model: Transformer, src: Tensor, max_extra: int = 50) -> list[list[in
         if not bool(keep.any()):
             break
         idx = keep.nonzero().squeeze(1)
-        cache, src_mask, alive, last = cache.select(idx), src_mask[idx], alive[idx], nxt[idx, None]
+        alive = alive[idx]
+        step.advance(idx, nxt[idx])
     return out
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT: ((5 + |Y|) / 6) ** alpha."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+@torch.no_grad()
+def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, alpha: float = 0.6,
+                max_extra: int = 50, use_cache: bool = True) -> list[list[int]]:
+    """Beam search of a (B, S) source batch -> the best id list per sentence."""
+    B, K = src.shape[0], beam_size
+    limit = _limits(model, src, max_extra)
+    alive = torch.arange(B, device=src.device)  # sentences still searching
+    step = _Stepper(model, src, alive.repeat_interleave(K), use_cache)  # rows: sentence-major, K beams each
+    scores = torch.full((B, K), float("-inf"), device=src.device)
+    scores[:, 0] = 0.0  # all beams start as the same empty hypothesis: keep one
+    finished: list[list[tuple[float, list[int]]]] = [[] for _ in range(B)]
+    for t in range(int(limit.max())):
+        n = len(alive)
+        logp = torch.log_softmax(step.logits().float(), dim=-1)  # (n*K, V)
+        V = logp.shape[-1]
+        cand = (scores[:, :, None] + logp.view(n, K, V)).view(n, K * V)
+        top_scores, top_ids = cand.topk(2 * K, dim=1)  # (n, 2K): at most K of them end in </s>
+        beams, toks = top_ids // V, top_ids % V
+        hyps = step.prefix[:, 1:].view(n, K, -1)  # (n, K, t) tokens so far
+        at_limit = (t + 1 >= limit[alive]).tolist()
+        is_eos = toks == EOS_ID
+        for i, sent in enumerate(alive.tolist()):
+            for rank in range(K):  # </s> counts only among the K best candidates
+                if is_eos[i, rank]:
+                    score = float(top_scores[i, rank]) / length_penalty(t + 1, alpha)
+                    finished[sent].append((score, hyps[i, beams[i, rank]].tolist()))
+        cont_scores = top_scores.masked_fill(is_eos, float("-inf"))
+        cont_scores, order = cont_scores.topk(K, dim=1)  # (n, K) best continuations
+        cont_beams, cont_toks = beams.gather(1, order), toks.gather(1, order)
+        done = []
+        for i, sent in enumerate(alive.tolist()):
+            if at_limit[i]:  # out of length: the live hypotheses end here
+                for k in range(K):
+                    if cont_scores[i, k] > float("-inf"):
+                        tokens = hyps[i, cont_beams[i, k]].tolist() + [int(cont_toks[i, k])]
+                        finished[sent].append((float(cont_scores[i, k]) / length_penalty(t + 1, alpha), tokens))
+            done.append(at_limit[i] or len(finished[sent]) >= K)
+        keep = (~torch.tensor(done, device=src.device)).nonzero().squeeze(1)
+        if len(keep) == 0:
+            break
+        rows = (keep[:, None] * K + cont_beams[keep]).view(-1)  # (n'*K,) rows to continue from
+        alive, scores = alive[keep], cont_scores[keep]
+        step.advance(rows, cont_toks[keep].view(-1))
+    return [max(f, key=lambda h: h[0])[1] if f else [] for f in finished]
