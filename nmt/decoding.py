@@ -37,12 +37,23 @@ class _Stepper:
             return logits
         return self.model.decode(self.prefix, self.memory, self.mask)[:, -1]
 
-    def advance(self, index: Tensor, tokens: Tensor) -> None:
-        """Keep rows `index` (in that order) and append `tokens` (one per kept row)."""
+    def advance(self, index: Tensor | None, tokens: Tensor, sources_kept: bool = False) -> None:
+        """Keep rows `index` (in that order; None: all) and append `tokens`, one per kept row.
+
+        `sources_kept`: every row still reads the same source as before (beams reordered
+        within their sentence), so the source side (mask, memory, cross keys/values) stays."""
+        if index is None:
+            self.prefix = torch.cat([self.prefix, tokens[:, None]], dim=1)
+            return
         self.prefix = torch.cat([self.prefix[index], tokens[:, None]], dim=1)
-        self.mask, self.memory = self.mask[index], self.memory[index]
+        if not sources_kept:
+            self.mask, self.memory = self.mask[index], self.memory[index]
         if self.cache is not None:
-            self.cache = self.cache.select(index)
+            c = self.cache
+            if sources_kept:
+                self.cache = KVCache(c.self_k.index_select(1, index), c.self_v.index_select(1, index), c.cross_k, c.cross_v)
+            else:
+                self.cache = c.select(index)
 
 
 def _limits(model: Transformer, src: Tensor, max_extra: int) -> Tensor:
@@ -65,6 +76,9 @@ def greedy(model: Transformer, src: Tensor, max_extra: int = 50, use_cache: bool
         keep = (nxt != EOS_ID) & (t + 1 < limit[alive])
         if not bool(keep.any()):
             break
+        if bool(keep.all()):
+            step.advance(None, nxt)
+            continue
         idx = keep.nonzero().squeeze(1)
         alive = alive[idx]
         step.advance(idx, nxt[idx])
@@ -117,6 +131,6 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, alpha: floa
         if len(keep) == 0:
             break
         rows = (keep[:, None] * K + cont_beams[keep]).view(-1)  # (n'*K,) rows to continue from
+        step.advance(rows, cont_toks[keep].view(-1), sources_kept=len(keep) == n)
         alive, scores = alive[keep], cont_scores[keep]
-        step.advance(rows, cont_toks[keep].view(-1))
     return [max(f, key=lambda h: h[0])[1] if f else [] for f in finished]
