@@ -1,0 +1,102 @@
+"""Detokenization learned from the data: turning output tokens back into normal text.
+
+spaCy records, for every token, whether whitespace followed it. From the training targets
+we learn when tokens are glued: for a token pair seen often enough, its majority; else
+whether the second token usually glues to what precedes it ("." "," "'s" "n't"), or the
+first to what follows it ("(" "„"); else a space. Quotes that open and close alike ('"')
+are learned as paired: odd occurrences glue to what follows, even ones to what precedes.
+Only the glued cases are stored, so the table is small, and it follows whatever tokenizer
+and language the corpus uses.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+
+class Detokenizer:
+    def __init__(self, glue_pairs: set[tuple[str, str]], space_pairs: set[tuple[str, str]],
+                 glue_before: set[str], glue_after: set[str], paired: set[str] = frozenset()) -> None:
+        self.glue_pairs, self.space_pairs = glue_pairs, space_pairs  # pair-level decisions
+        self.glue_before, self.glue_after = glue_before, glue_after  # token-level fallbacks
+        self.paired = set(paired)  # quote-like tokens: opening (odd) / closing (even) occurrences
+
+    @classmethod
+    def learn(cls, sentences: Iterable[tuple[list[str], str]], min_count: int = 2) -> Detokenizer:
+        """Learn from (tokens, flags) pairs as written by the tokenize stage."""
+        pair_total, pair_glued = Counter(), Counter()
+        opening, closing = Counter(), Counter()  # token -> [occurrences, matching the quote pattern]
+        for tokens, flags in sentences:
+            seen: Counter[str] = Counter()
+            for i, (tok, f) in enumerate(zip(tokens, flags)):
+                seen[tok] += 1
+                if seen[tok] % 2:  # odd occurrence: does it glue to the next token?
+                    opening[tok, "n"] += 1
+                    opening[tok, "glued"] += f == "0" and i + 1 < len(tokens)
+                    opening[tok, "glued_left"] += i > 0 and flags[i - 1] == "0"  # hyphens do, quotes don't
+                else:  # even occurrence: does it glue to the previous one?
+                    closing[tok, "n"] += 1
+                    closing[tok, "glued"] += i > 0 and flags[i - 1] == "0"
+            for a, b, f in zip(tokens, tokens[1:], flags):
+                pair_total[a, b] += 1
+                pair_glued[a, b] += f == "0"
+        paired = {t for (t, k), n in closing.items() if k == "n" and n >= min_count
+                  and closing[t, "glued"] * 2 > n and opening[t, "glued"] * 2 > opening[t, "n"]
+                  and opening[t, "glued_left"] * 2 < opening[t, "n"]}
+
+        def majority(position: int, skip: set[str]) -> set[str]:
+            total, glued = Counter(), Counter()
+            for pair, n in pair_total.items():
+                if pair[1 - position] not in skip:  # the other side must not explain the glue
+                    total[pair[position]] += n
+                    glued[pair[position]] += pair_glued[pair]
+            return {t for t, n in total.items() if n >= min_count and glued[t] * 2 > n}
+
+        glue_before = majority(1, set())  # "." "," "'s": glued to whatever precedes
+        glue_after = majority(0, glue_before)  # "(": glued to whatever follows
+        glue_before = majority(1, glue_after)
+        fallback = cls(set(), set(), glue_before, glue_after)
+        glue_pairs, space_pairs = set(), set()
+        for pair, n in pair_total.items():
+            if n < min_count:
+                continue
+            glued = pair_glued[pair] * 2 > n
+            if glued != fallback.glued(*pair):  # store only where the pair overrules the tokens
+                (glue_pairs if glued else space_pairs).add(pair)
+        return cls(glue_pairs, space_pairs, glue_before - paired, glue_after - paired, paired)
+
+    def glued(self, a: str, b: str) -> bool:
+        """True when no space goes between `a` and `b`."""
+        if (a, b) in self.glue_pairs:
+            return True
+        if (a, b) in self.space_pairs:
+            return False
+        return b in self.glue_before or a in self.glue_after
+
+    def __call__(self, tokens: list[str]) -> str:
+        if not tokens:
+            return ""
+        parts = [tokens[0]]
+        count = Counter(tokens[:1])
+        for a, b in zip(tokens, tokens[1:]):
+            count[b] += 1
+            if b in self.paired:  # a closing quote glues to the left, an opening one does not
+                glued = count[b] % 2 == 0
+            elif a in self.paired:  # after an opening quote: glued; after a closing one: the usual rules
+                glued = count[a] % 2 == 1 or self.glued(a, b)
+            else:
+                glued = self.glued(a, b)
+            parts.append(b if glued else " " + b)
+        return "".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"glue_pairs": sorted(map(list, self.glue_pairs)), "space_pairs": sorted(map(list, self.space_pairs)),
+                "glue_before": sorted(self.glue_before), "glue_after": sorted(self.glue_after),
+                "paired": sorted(self.paired)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Detokenizer:
+        return cls({tuple(p) for p in data["glue_pairs"]}, {tuple(p) for p in data["space_pairs"]},
+                   set(data["glue_before"]), set(data["glue_after"]), set(data.get("paired", [])))
