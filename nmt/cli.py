@@ -67,9 +67,41 @@ def _train(args: argparse.Namespace) -> None:
     from nmt.train_config import TrainConfig
     from nmt.train_stage import train_stage
 
+    from nmt.config import TokenizeConfig
+
     model_cfg = load_section(args.params, "model", ModelConfig)
     cfg = load_section(args.params, "train", TrainConfig)
-    train_stage(model_cfg, cfg, args.vocab, args.tokens, args.checkpoints, args.model, args.reports, args.train_reports)
+    tokenize_cfg = load_section(args.params, "tokenize", TokenizeConfig)
+    train_stage(model_cfg, cfg, args.vocab, args.tokens, args.checkpoints, args.model, args.reports,
+                args.train_reports, tokenize_cfg)
+
+
+def _translate(args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    from nmt.atomic import atomic_open
+    from nmt.errors import DataError
+    from nmt.translate import Translator, decode_lines
+
+    if args.beam_size < 1:
+        raise DataError("--beam-size must be >= 1 (1 is greedy decoding)")
+    translator = Translator.from_file(args.model, beam_size=args.beam_size, batch_size=args.batch_size)
+    if args.input is None:
+        lines = decode_lines(sys.stdin.buffer.read(), "<stdin>")
+    else:
+        try:
+            lines = decode_lines(args.input.read_bytes(), str(args.input))
+        except OSError as exc:
+            raise DataError(f"{args.input}: cannot read: {exc.strerror}") from None
+    with tqdm(total=sum(1 for x in lines if x.strip()), unit="sent", desc="translate",
+              disable=None if args.input is not None else True) as bar:
+        out = translator.translate(lines, progress=bar.update)
+    text = "".join(line + "\n" for line in out)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        with atomic_open(args.output, "w") as fh:
+            fh.write(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -126,6 +158,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", type=Path, required=True, help="final model file to write")
     p.add_argument("--reports", type=Path, required=True, help="directory for gate reports")
     p.add_argument("--train-reports", type=Path, required=True, help="directory for curves and DVCLive metrics")
+
+    p = sub.add_parser("translate", help="Translate text with a trained model (one sentence per line).",
+                       description="Translate UTF-8 text, one sentence per line, with a model file written by "
+                                   "the train stage. Reads stdin and writes stdout unless --input / --output are "
+                                   "given; empty lines stay empty, so output lines match input lines.")
+    p.add_argument("--model", type=Path, required=True, help="model file (models/model.pt)")
+    p.add_argument("--beam-size", type=int, default=4, help="beam width; 1 = greedy (default: 4, as the paper)")
+    p.add_argument("--input", type=Path, help="input file (default: stdin)")
+    p.add_argument("--output", type=Path, help="output file, written atomically (default: stdout)")
+    p.add_argument("--batch-size", type=int, default=64, help="sentences decoded together (default: 64)")
+    p.set_defaults(func=_translate)
     return parser
 
 

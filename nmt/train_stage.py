@@ -2,7 +2,8 @@
 
 After `train()` the final weights are the average of the last `average_last` epoch
 checkpoints (paper 6.1), or the best / last. They are written as a self-contained model
-file (weights, config, vocabularies) and gated: the training loss stayed finite, the
+file (weights, config, vocabularies) and gated (with what translation needs besides: tokenizer settings and a detokenizer
+learned from the training targets): the training loss stayed finite, the
 validation loss of the final model is below `train.max_val_loss`, and the file loads with
 `torch.load(weights_only=True)` with vocabularies matching data/vocab.
 """
@@ -18,13 +19,17 @@ import torch
 from nmt import checkpoint
 from nmt.batching import load_pairs
 from nmt.build_vocab import load_vocabularies
-from nmt.distributed import Dist, init_distributed, shutdown
+from nmt.config import TokenizeConfig
+from nmt.corpus import split_file
+from nmt.detokenize import Detokenizer
+from nmt.distributed import init_distributed, shutdown
 from nmt.gates import Gate
 from nmt.layers import ModelConfig
 from nmt.loss import LabelSmoothingKL
 from nmt.model import Transformer
 from nmt.monitor import plot_curves, validation_loss
 from nmt.train import Progress, train
+from nmt.tokenization import SUFFIX, read_tokenized
 from nmt.train_config import TrainConfig
 
 log = logging.getLogger(__name__)
@@ -47,7 +52,8 @@ def final_weights(model: Transformer, cfg: TrainConfig, ckpt_dir: checkpoint.Che
 
 
 def train_stage(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir: Path, ckpt_dir: Path,
-                model_path: Path, report_dir: Path, train_report_dir: Path) -> Gate | None:
+                model_path: Path, report_dir: Path, train_report_dir: Path,
+                tokenize_cfg: TokenizeConfig = TokenizeConfig()) -> Gate | None:
     """Train, pick the final weights, gate them, write the model file and curves (rank 0)."""
     model, prog = train(model_cfg, cfg, vocab_dir, tokens_dir, ckpt_dir, live_dir=Path(train_report_dir) / "live")
     info = init_distributed("cpu")  # already initialised by train(); just read rank / world
@@ -55,14 +61,14 @@ def train_stage(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, token
         if not info.main:
             return None
         return _finish(model, prog, model_cfg, cfg, vocab_dir, tokens_dir, ckpt_dir, model_path, report_dir,
-                       train_report_dir, info)
+                       train_report_dir, tokenize_cfg)
     finally:
         shutdown(info)
 
 
 def _finish(model: Transformer, prog: Progress, model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path,
             tokens_dir: Path, ckpt_dir: Path, model_path: Path, report_dir: Path, train_report_dir: Path,
-            info: Dist) -> Gate:
+            tokenize_cfg: TokenizeConfig) -> Gate:
     how = final_weights(model, cfg, checkpoint.CheckpointDir(ckpt_dir, cfg.keep_last))
     vocabs = load_vocabularies(vocab_dir)
     device = next(model.parameters()).device
@@ -76,8 +82,12 @@ def _finish(model: Transformer, prog: Progress, model_cfg: ModelConfig, cfg: Tra
     gate.check("final validation loss", math.isfinite(val_loss) and val_loss < cfg.max_val_loss,
                f"< {cfg.max_val_loss:g} per token", f"{val_loss:.4f}")
     state = checkpoint.model_payload(model, model_cfg, vocabs)
+    tgt_lang = vocabs.manifest["tgt_lang"]
+    detok = Detokenizer.learn(read_tokenized(split_file(tokens_dir, "train", tgt_lang, SUFFIX)))
     state.update(final={"how": how, "step": prog.step, "epoch": prog.epoch, "val_loss": val_loss},
-                 history=prog.history)
+                 history=prog.history,
+                 text={"src_lang": vocabs.manifest["src_lang"], "tgt_lang": tgt_lang,
+                       "lowercase": tokenize_cfg.lowercase, "detokenizer": detok.to_dict()})
     staged = Path(model_path).with_suffix(".candidate.pt")
     checkpoint.save(staged, state)
     try:  # the file must load safely and describe the vocabularies on disk

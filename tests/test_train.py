@@ -169,7 +169,8 @@ def test_ddp_two_cpu_processes_with_gloo(corpus, tmp_path: Path) -> None:
     params = {"model": {k: v for k, v in vars(TINY_MODEL).items()},
               "train": {"max_steps": 4, "epochs": 2, "warmup": 10, "max_tokens": 256, "log_every": 1,
                         "val_bleu_sentences": 4, "keep_last": 2, "average_last": 2, "max_val_loss": 50.0,
-                        "num_threads": 1, "device": "cpu"}}
+                        "num_threads": 1, "device": "cpu"},
+              "tokenize": {"lowercase": False}}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     with socket.socket() as sock:  # a free port for the rendezvous (port 0 hangs torchrun)
         sock.bind(("127.0.0.1", 0))
