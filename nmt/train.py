@@ -10,6 +10,7 @@ multi-node through `torchrun` (DistributedDataParallel); CUDA runs in bf16 autoc
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import signal
@@ -86,7 +87,8 @@ def pick_device(kind: str, info: Dist) -> torch.device:
 def state_dict(model: Transformer, model_cfg: ModelConfig, cfg: TrainConfig, vocabs, optimizer, scheduler,
                prog: Progress) -> dict[str, Any]:
     state = checkpoint.model_payload(model, model_cfg, vocabs)
-    state.update(train_config=asdict(cfg), optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
+    state.update(train_config=asdict(cfg), code=code_fingerprint(),
+                 optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
                  rng={"torch": torch.get_rng_state(),
                       "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []},
                  **asdict(prog))
@@ -98,8 +100,25 @@ _RESUME_FREE = {"epochs", "max_steps", "patience", "log_every", "save_every", "n
                 "max_val_loss", "keep_last", "average_last"}
 
 
+# modules whose code decides the weights: a checkpoint written by other code is not resumed
+_TRAINING_CODE = ("layers", "model", "loss", "schedule", "batching", "train")
+
+
+def code_fingerprint() -> str:
+    """SHA-256 over the source of the modules that determine training."""
+    digest = hashlib.sha256()
+    for name in _TRAINING_CODE:
+        digest.update((Path(__file__).parent / f"{name}.py").read_bytes())
+    return digest.hexdigest()
+
+
 def resume_conflict(state: dict[str, Any], model_cfg: ModelConfig, cfg: TrainConfig, vocabs) -> str | None:
-    """Why `state` cannot be continued with this configuration (None: it can)."""
+    """Why `state` cannot be continued with this configuration and code (None: it can).
+
+    Resuming is for interrupted runs; DVC re-runs the stage after a code change too, and
+    then training must start over rather than reuse weights the old code produced."""
+    if state.get("code") != code_fingerprint():
+        return f"the training code changed (nmt/{{{','.join(_TRAINING_CODE)}}}.py)"
     if state["model_config"] != asdict(model_cfg):
         return "the model section of params.yaml changed"
     mine = {k: v for k, v in asdict(cfg).items() if k not in _RESUME_FREE}

@@ -146,7 +146,7 @@ def test_train_gate_failure_keeps_previous_model(corpus, tmp_path: Path) -> None
     assert not list(tmp_path.glob("model.candidate*"))
 
 
-def test_checkpoints_of_another_configuration_are_not_resumed(corpus, tmp_path: Path, caplog) -> None:
+def test_checkpoints_of_another_configuration_are_not_resumed(corpus, tmp_path: Path, caplog, monkeypatch) -> None:
     tokens, vocab = corpus
     train(TINY_MODEL, tiny_train(max_steps=2), vocab, tokens, tmp_path / "run")
     # more epochs / steps: the same run, continued
@@ -156,6 +156,10 @@ def test_checkpoints_of_another_configuration_are_not_resumed(corpus, tmp_path: 
     _, prog = train(replace(TINY_MODEL, d_ff=48), tiny_train(max_steps=2), vocab, tokens, tmp_path / "run")
     assert "model section of params.yaml changed" in caplog.text
     assert prog.step == 2 and [h["step"] for h in prog.history if "train_loss" in h] == [1, 2]
+    # other training code (DVC re-runs the stage after a code change): starts over
+    monkeypatch.setattr(train_module, "code_fingerprint", lambda: "other code")
+    _, prog = train(replace(TINY_MODEL, d_ff=48), tiny_train(max_steps=2), vocab, tokens, tmp_path / "run")
+    assert "training code changed" in caplog.text and prog.history[0]["step"] == 1
     # a rebuilt vocabulary: starts over as well
     other_tokens, other_vocab = copy_corpus(tmp_path / "other", n_train=50, n_val=5, symbols=7)
     _, prog = train(replace(TINY_MODEL, d_ff=48), tiny_train(max_steps=1), other_vocab, other_tokens, tmp_path / "run")
