@@ -14,7 +14,6 @@ import logging
 import math
 from pathlib import Path
 
-import torch
 
 from nmt import checkpoint
 from nmt.batching import load_pairs

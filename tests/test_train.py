@@ -15,7 +15,7 @@ import pytest
 import torch
 import yaml
 
-from nmt import checkpoint, train as train_module
+from nmt import checkpoint, resume as resume_module, train as train_module
 from nmt.build_vocab import load_vocabularies
 from nmt.batching import collate, load_pairs
 from nmt.decoding import greedy
@@ -157,7 +157,7 @@ def test_checkpoints_of_another_configuration_are_not_resumed(corpus, tmp_path: 
     assert "model section of params.yaml changed" in caplog.text
     assert prog.step == 2 and [h["step"] for h in prog.history if "train_loss" in h] == [1, 2]
     # other training code (DVC re-runs the stage after a code change): starts over
-    monkeypatch.setattr(train_module, "code_fingerprint", lambda: "other code")
+    monkeypatch.setattr(resume_module, "code_fingerprint", lambda: "other code")
     _, prog = train(replace(TINY_MODEL, d_ff=48), tiny_train(max_steps=2), vocab, tokens, tmp_path / "run")
     assert "training code changed" in caplog.text and prog.history[0]["step"] == 1
     # a rebuilt vocabulary: starts over as well
