@@ -41,7 +41,11 @@ def read_bytes(path: Path) -> bytes:
 
 def read_lines(path: Path) -> list[str]:
     """Lines of a UTF-8 text file (gzip or plain), without line terminators."""
-    data = read_bytes(path)
+    return split_lines(read_bytes(path), path)
+
+
+def split_lines(data: bytes, path: Path | str) -> list[str]:
+    """Lines of UTF-8 `data` read from `path` (named in errors), without line terminators."""
     raw_lines = data.split(b"\n")
     if raw_lines and raw_lines[-1] == b"":
         raw_lines.pop()  # the file's final newline

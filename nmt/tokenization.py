@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from nmt.atomic import atomic_open, staged_dir
 from nmt.config import DataConfig, TokenizeConfig
-from nmt.corpus import read_bytes, read_lines, split_file
+from nmt.corpus import read_bytes, read_lines, split_file, split_lines
 from nmt.errors import DataError
 from nmt.gates import Gate
 
@@ -81,7 +81,11 @@ def read_tokenized(path: Path) -> list[Tokenized]:
 
 def cache_key(input_path: Path, lang: str, cfg: TokenizeConfig) -> str:
     """Content hash of everything that determines the tokenized output."""
-    spec = {"input_sha256": hashlib.sha256(read_bytes(input_path)).hexdigest(), "lang": lang,
+    return _key(read_bytes(input_path), lang, cfg)
+
+
+def _key(data: bytes, lang: str, cfg: TokenizeConfig) -> str:
+    spec = {"input_sha256": hashlib.sha256(data).hexdigest(), "lang": lang,
             "lowercase": cfg.lowercase, "spacy": version("spacy"), "format": FORMAT_VERSION}
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
 
@@ -114,18 +118,20 @@ class TokenCache:
             fh.write(hashlib.sha256(data).hexdigest() + "\n")
 
 
-def tokenize_file(input_path: Path, lang: str, cfg: TokenizeConfig, cache: TokenCache) -> tuple[bytes, bool]:
-    """Tokenized content of one file as bytes, and whether it came from the cache."""
-    key = cache_key(input_path, lang, cfg)
+def tokenize_file(input_path: Path, lang: str, cfg: TokenizeConfig, cache: TokenCache) -> tuple[bytes, bool, int]:
+    """Tokenized content of one file as bytes, whether it came from the cache, and the
+    number of input lines (the file is read once)."""
+    raw = read_bytes(input_path)
+    lines = split_lines(raw, input_path)
+    key = _key(raw, lang, cfg)
     cached = cache.get(key)
     if cached is not None:
-        return cached, True
-    lines = read_lines(input_path)
+        return cached, True, len(lines)
     tokenize = make_tokenizer(lang, cfg.lowercase)
     pairs = tokenize(tqdm(lines, desc=f"tokenize {input_path.name}", unit="sent", disable=None, leave=False))
     data = "".join(format_line(toks, flags) + "\n" for toks, flags in pairs).encode("utf-8")
     cache.put(key, data)
-    return data, False
+    return data, False, len(lines)
 
 
 def _gate_file(gate: Gate, name: str, n_in: int, data: bytes, cfg: TokenizeConfig) -> None:
@@ -152,10 +158,10 @@ def tokenize_corpus(data: DataConfig, cfg: TokenizeConfig, in_dir: Path, out_dir
     for split in data.active.splits:
         for lang in data.active.languages:
             src = split_file(in_dir, split, lang)
-            content, hit = tokenize_file(src, lang, cfg, cache)
+            content, hit, n_lines = tokenize_file(src, lang, cfg, cache)
             hits += hit
             name = f"{split}.{lang}"
-            _gate_file(gate, name, len(read_lines(src)), content, cfg)
+            _gate_file(gate, name, n_lines, content, cfg)
             outputs[name + SUFFIX] = content
     gate.stats["cache"] = {"hits": hits, "misses": len(outputs) - hits, "dir": str(cache_dir)}
     log.info("tokenized %d files (%d from cache)", len(outputs), hits)
