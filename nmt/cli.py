@@ -76,6 +76,15 @@ def _train(args: argparse.Namespace) -> None:
                 args.train_reports, tokenize_cfg)
 
 
+def _evaluate(args: argparse.Namespace) -> None:
+    from nmt.eval_config import EvaluateConfig
+    from nmt.evaluate import evaluate_stage
+    from nmt.params import load_section
+
+    cfg = load_section(args.params, "evaluate", EvaluateConfig)
+    evaluate_stage(cfg, args.model, args.data, args.tokens, args.reports, args.gates, args.curves)
+
+
 def _translate(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
@@ -158,6 +167,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", type=Path, required=True, help="final model file to write")
     p.add_argument("--reports", type=Path, required=True, help="directory for gate reports")
     p.add_argument("--train-reports", type=Path, required=True, help="directory for curves and DVCLive metrics")
+
+    p = stage("evaluate", _evaluate,
+              "Translate the test sets (params: evaluate) with beam search and score them: sacreBLEU with its "
+              "signature and chrF on detokenized text, NLTK BLEU on spaCy tokens; gated on a BLEU floor. Writes "
+              "reports/metrics.json, translations, bleu.md, index.html and attention pages.")
+    p.add_argument("--model", type=Path, required=True, help="final model file (models/model.pt)")
+    p.add_argument("--data", type=Path, required=True, help="validated corpus: sources and raw references")
+    p.add_argument("--tokens", type=Path, required=True, help="tokenized corpus: spaCy tokens for NLTK BLEU")
+    p.add_argument("--reports", type=Path, required=True, help="report directory (reports)")
+    p.add_argument("--gates", type=Path, required=True, help="gate reports directory (reports/validation)")
+    p.add_argument("--curves", type=Path, help="training curves PNG to show in the report")
 
     p = sub.add_parser("translate", help="Translate text with a trained model (one sentence per line).",
                        description="Translate UTF-8 text, one sentence per line, with a model file written by "

@@ -57,8 +57,9 @@ class Translator:
         """Longest source in symbols (</s> included) whose output still fits the model."""
         return self.model.cfg.max_len - 1 - self.max_extra
 
-    def translate(self, lines: Sequence[str], progress: Callable[[int], None] | None = None) -> list[str]:
-        """One output line per input line."""
+    def search(self, lines: Sequence[str], progress: Callable[[int], None] | None = None
+               ) -> list[tuple[list[int], list[int]] | None]:
+        """(source ids, output ids) per input line; None for an empty line."""
         sources: dict[int, list[int]] = {}
         for i, (tokens, _) in enumerate(self.tokenize(lines)):
             if not tokens:
@@ -69,7 +70,7 @@ class Translator:
                             i + 1, len(ids), self.max_source, self.max_source - 1)
                 ids = ids[: self.max_source - 1] + ids[-1:]
             sources[i] = ids
-        out = [""] * len(lines)
+        out: list[tuple[list[int], list[int]] | None] = [None] * len(lines)
         order = sorted(sources, key=lambda i: len(sources[i]))
         for start in range(0, len(order), self.batch_size):
             rows = order[start:start + self.batch_size]
@@ -78,10 +79,19 @@ class Translator:
                 hyps = (greedy(self.model, src, self.max_extra) if self.beam_size == 1
                         else beam_search(self.model, src, self.beam_size, self.alpha, self.max_extra))
             for i, hyp in zip(rows, hyps):
-                out[i] = self.detokenize(ids_to_tokens(self.vocabs, hyp))
+                out[i] = (sources[i], hyp)
             if progress is not None:
                 progress(len(rows))
         return out
+
+    def translate_tokens(self, lines: Sequence[str], progress: Callable[[int], None] | None = None
+                         ) -> list[list[str]]:
+        """Output tokens (words, BPE pieces merged) per input line; [] for an empty line."""
+        return [[] if r is None else ids_to_tokens(self.vocabs, r[1]) for r in self.search(lines, progress)]
+
+    def translate(self, lines: Sequence[str], progress: Callable[[int], None] | None = None) -> list[str]:
+        """One output line per input line."""
+        return [self.detokenize(t) if t else "" for t in self.translate_tokens(lines, progress)]
 
 
 def decode_lines(data: bytes, name: str) -> list[str]:
