@@ -3,7 +3,11 @@
 Loads models/model.pt (run `dvc repro train` first) and the tokenized test split, decodes
 it in batches four ways and prints sentences/s side by side with the cache speed-ups.
 Also reports the same on the sentences whose outputs have 20+ tokens, where recomputing
-the prefix (the reference tutorials' way) hurts most.
+the prefix (the reference tutorials' way) hurts most. Two uncached baselines:
+- "no cache": the whole prefix through the decoder each step, output projection on the
+  last position only (The Annotated Transformer's greedy_decode);
+- "no cache, all positions": the same, with the projection and softmax over every position
+  (pytorch-original-transformer's and bentrevett's decoding loops).
 
     python bench/decode_speed.py [--model models/model.pt] [--sentences 300] [--batch-size 64]
 """
@@ -24,6 +28,20 @@ from nmt import checkpoint  # noqa: E402
 from nmt.batching import collate, load_pairs  # noqa: E402
 from nmt.decoding import beam_search, greedy  # noqa: E402
 from nmt.model import Transformer  # noqa: E402
+
+
+class ProjectAll:
+    """The model, but `decode` projects every position and keeps the last afterwards."""
+
+    def __init__(self, model: Transformer) -> None:
+        self.model = model
+
+    def __getattr__(self, name: str):
+        return getattr(self.model, name)
+
+    def decode(self, tgt_in, memory, src_mask, keep=None):
+        logits = self.model.decode(tgt_in, memory, src_mask).log_softmax(dim=-1)  # (B, T, V), as the tutorials
+        return logits if keep is None else logits[keep]
 
 
 def timed(fn, pairs, batch_size: int) -> tuple[float, list[list[int]]]:
@@ -52,11 +70,14 @@ def main() -> None:
     pairs = load_pairs(args.tokens, args.split, vocabs)[: args.sentences]
     long_pairs = [pr for pr in pairs if len(pr[1]) - 2 >= 20]
 
+    tutorial = ProjectAll(model)
     variants = {
         "greedy": lambda s: greedy(model, s),
         "greedy, no cache": lambda s: greedy(model, s, use_cache=False),
+        "greedy, no cache, all positions": lambda s: greedy(tutorial, s, use_cache=False),
         "beam 4": lambda s: beam_search(model, s, 4),
         "beam 4, no cache": lambda s: beam_search(model, s, 4, use_cache=False),
+        "beam 4, no cache, all positions": lambda s: beam_search(tutorial, s, 4, use_cache=False),
     }
     torch.set_grad_enabled(False)
     print(f"model {args.model.name}, {args.split}, threads {torch.get_num_threads()}, batch {args.batch_size}")
@@ -65,12 +86,14 @@ def main() -> None:
         for name, fn in variants.items():
             speeds[name], outputs[name] = timed(fn, subset, args.batch_size)
         print(f"\n{label}")
-        print(f"{'decoding':<20}{'sentences/s':>12}")
+        print(f"{'decoding':<34}{'sentences/s':>12}")
         for name, speed in speeds.items():
-            print(f"{name:<20}{speed:>12.1f}")
+            print(f"{name:<34}{speed:>12.1f}")
         for kind in ("greedy", "beam 4"):
-            same = outputs[kind] == outputs[f"{kind}, no cache"]
-            print(f"{kind}: cache speed-up {speeds[kind] / speeds[kind + ', no cache']:.2f}x (outputs identical: {same})")
+            for base in (", no cache", ", no cache, all positions"):
+                same = outputs[kind] == outputs[kind + base]
+                print(f"{kind}: cache speed-up vs{base[1:]}: {speeds[kind] / speeds[kind + base]:.2f}x "
+                      f"(outputs identical: {same})")
 
 
 if __name__ == "__main__":

@@ -85,16 +85,47 @@ def _evaluate(args: argparse.Namespace) -> None:
     evaluate_stage(cfg, args.model, args.data, args.tokens, args.reports, args.gates, args.curves)
 
 
+def _export(args: argparse.Namespace) -> None:
+    from nmt.eval_config import EvaluateConfig
+    from nmt.export import Decoding, ExportConfig, export_stage
+    from nmt.params import load_section
+
+    cfg = load_section(args.params, "export", ExportConfig)
+    evaluate = load_section(args.params, "evaluate", EvaluateConfig)  # the card's decoding defaults: evaluate's
+    decoding = Decoding(evaluate.beam_size, evaluate.alpha, evaluate.max_extra)
+    export_stage(cfg, decoding, args.model, args.data, args.metrics, args.out, args.reports, args.export_metrics,
+                 args.params)
+
+
 def _translate(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
     from nmt.atomic import atomic_open
     from nmt.errors import DataError
-    from nmt.translate import Translator, decode_lines
+    from nmt.runtime import decode_lines  # torch-free: an ONNX-only install translates
 
     if args.beam_size < 1:
         raise DataError("--beam-size must be >= 1 (1 is greedy decoding)")
-    translator = Translator.from_file(args.model, beam_size=args.beam_size, batch_size=args.batch_size)
+    if args.threads < 0:
+        raise DataError("--threads must be >= 0 (0: the library's default)")
+    if args.model.is_dir():  # an ONNX package (export stage): ONNX Runtime, no torch
+        from nmt.runtime import OnnxTranslator
+
+        translator = OnnxTranslator.from_dir(args.model, beam_size=args.beam_size, batch_size=args.batch_size,
+                                             device=args.device, threads=args.threads, int8=args.int8)
+    else:
+        try:
+            from nmt.translate import Translator
+        except ImportError as exc:  # a runtime-only install (`pip install "nmt[runtime]"`) has no torch
+            raise DataError(f"{args.model}: translating a model file needs torch ({exc}); install nmt[pipeline], "
+                            "or pass the exported ONNX package folder (models/onnx)") from None
+        if args.int8:
+            raise DataError("--int8 needs an ONNX package exported with export.quantize: true (--model models/onnx)")
+        if args.threads:
+            import torch
+
+            torch.set_num_threads(args.threads)
+        translator = Translator.from_file(args.model, beam_size=args.beam_size, batch_size=args.batch_size)
     if args.input is None:
         lines = decode_lines(sys.stdin.buffer.read(), "<stdin>")
     else:
@@ -179,15 +210,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gates", type=Path, required=True, help="gate reports directory (reports/validation)")
     p.add_argument("--curves", type=Path, help="training curves PNG to show in the report")
 
+    p = stage("export", _export,
+              "Export the final model as an ONNX package (params: export): encoder and decoder-step graphs with "
+              "the key/value cache, vocabularies, tokenizer settings and a model.json card; optional int8 "
+              "quantisation; gated on torch/ONNX Runtime parity. Writes reports/export.json.")
+    p.add_argument("--model", type=Path, required=True, help="final model file (models/model.pt)")
+    p.add_argument("--data", type=Path, required=True, help="validated corpus (data/validated): parity and test sets")
+    p.add_argument("--metrics", type=Path, required=True,
+                   help="the evaluate stage's metrics (reports/metrics.json), recorded in the card")
+    p.add_argument("--out", type=Path, required=True, help="package folder to replace (models/onnx)")
+    p.add_argument("--reports", type=Path, required=True, help="directory for gate reports")
+    p.add_argument("--export-metrics", type=Path, required=True,
+                   help="metrics file to write: parity, identical test lines, BLEU, sizes (reports/export.json)")
+
     p = sub.add_parser("translate", help="Translate text with a trained model (one sentence per line).",
                        description="Translate UTF-8 text, one sentence per line, with a model file written by "
-                                   "the train stage. Reads stdin and writes stdout unless --input / --output are "
+                                   "the train stage or the ONNX package of the export stage. Reads stdin and writes stdout unless --input / --output are "
                                    "given; empty lines stay empty, so output lines match input lines.")
-    p.add_argument("--model", type=Path, required=True, help="model file (models/model.pt)")
+    p.add_argument("--model", type=Path, required=True,
+                   help="model file (models/model.pt), or an ONNX package folder (models/onnx: ONNX Runtime, no torch)")
     p.add_argument("--beam-size", type=int, default=4, help="beam width; 1 = greedy (default: 4, as the paper)")
     p.add_argument("--input", type=Path, help="input file (default: stdin)")
     p.add_argument("--output", type=Path, help="output file, written atomically (default: stdout)")
     p.add_argument("--batch-size", type=int, default=64, help="sentences decoded together (default: 64)")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads (default: 0, the library's default)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="ONNX packages: execution provider; auto = CUDA when it works, else CPU (default: auto)")
+    p.add_argument("--int8", action="store_true", help="ONNX packages: use the int8-quantised graphs")
     p.set_defaults(func=_translate)
     return parser
 

@@ -35,7 +35,9 @@ class _Stepper:
         if self.cache is not None:
             logits, self.cache = self.model.decode_step(self.prefix[:, -1:], self.cache, self.mask)
             return logits
-        return self.model.decode(self.prefix, self.memory, self.mask)[:, -1]
+        last = torch.zeros(self.prefix.shape, dtype=torch.bool, device=self.prefix.device)
+        last[:, -1] = True  # the output projection only where it is needed, as the tutorials do
+        return self.model.decode(self.prefix, self.memory, self.mask, keep=last)
 
     def advance(self, index: Tensor | None, tokens: Tensor, sources_kept: bool = False) -> None:
         """Keep rows `index` (in that order; None: all) and append `tokens`, one per kept row.

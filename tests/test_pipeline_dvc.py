@@ -11,23 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-
-from conftest import ROOT
+from scratch import build_project, commit_project, project_env
+from scratch import dvc as _dvc
 
 pytestmark = pytest.mark.slow
-
-
-def _dvc(project: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(Path(sys.executable).parent / "dvc"), *args], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=600)
 
 
 def _tree_digest(path: Path) -> str:
@@ -47,28 +38,13 @@ def _set_param(project: Path, section: str, key: str, value) -> None:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("project")
-    for name in ("dvc.yaml", ".dvcignore"):
-        shutil.copy(ROOT / name, root / name)
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    for section, values in yaml.safe_load((ROOT / "tests" / "smoke_params.yaml").read_text()).items():
-        params[section].update(values)
-    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    shutil.copytree(ROOT / "nmt", root / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root
+    return build_project(tmp_path_factory.mktemp("project"))
 
 
 @pytest.fixture(scope="module")
 def env(mirror: Path, project: Path) -> dict:
-    e = dict(os.environ)
-    e["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{e['PATH']}"
-    e["NMT_DATA_MIRROR"] = str(mirror)
-    e["DVC_NO_ANALYTICS"] = "1"
-    assert _dvc(project, e, "init", "-q").returncode == 0
-    git = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost"]
-    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
-    subprocess.run([*git, "commit", "-qm", "scratch project"], cwd=project, check=True)  # DVCLive needs a commit
+    e = project_env(mirror)
+    commit_project(project, e)  # DVCLive needs a commit
     return e
 
 
