@@ -1,5 +1,8 @@
 """Prefect orchestration of the DVC pipeline (`flows/pipeline.py`, deployed by `prefect.yaml`).
 
+`pipeline.py` is the flow and its tasks, `dvc_project.py` the DVC side (dvc.yaml stages,
+params overrides, running `dvc`), `artifacts.py` the Prefect artifacts every run publishes.
+
 Prefect calls DVC, never the reverse: every task runs one `dvc.yaml` stage through
 `dvc repro --single-item`, so DVC decides what is up to date and records lineage in
 `dvc.lock`. Nothing here imports the `nmt` package (torch-heavy); the stages run in their

@@ -102,7 +102,7 @@ def _translate(args: argparse.Namespace) -> None:
 
     from nmt.atomic import atomic_open
     from nmt.errors import DataError
-    from nmt.runtime import decode_lines  # torch-free: an ONNX-only install translates
+    from nmt.text_input import decode_lines  # torch-free: an ONNX-only install translates
 
     if args.beam_size < 1:
         raise DataError("--beam-size must be >= 1 (1 is greedy decoding)")

@@ -265,18 +265,3 @@ class OnnxTranslator:
     def translate(self, lines: Sequence[str], progress: Callable[[int], None] | None = None) -> list[str]:
         """One output line per input line."""
         return ["" if r is None else self.detokenize(self.output_tokens(r[1])) for r in self.search(lines, progress)]
-
-
-def decode_lines(data: bytes, name: str) -> list[str]:
-    """Input bytes -> lines, strictly UTF-8; the error names the line (as `nmt.translate`'s)."""
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    out = []
-    for n, raw in enumerate(lines, start=1):
-        try:
-            out.append(raw.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{name}:{n}: invalid UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1}); "
-                            "the input must be UTF-8 text, one sentence per line") from None
-    return out

@@ -92,18 +92,3 @@ class Translator:
     def translate(self, lines: Sequence[str], progress: Callable[[int], None] | None = None) -> list[str]:
         """One output line per input line."""
         return [self.detokenize(t) if t else "" for t in self.translate_tokens(lines, progress)]
-
-
-def decode_lines(data: bytes, name: str) -> list[str]:
-    """Input bytes -> lines, strictly UTF-8; the error names the line."""
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    out = []
-    for n, raw in enumerate(lines, start=1):
-        try:
-            out.append(raw.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{name}:{n}: invalid UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1}); "
-                            "the input must be UTF-8 text, one sentence per line") from None
-    return out

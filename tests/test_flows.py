@@ -5,8 +5,8 @@ completes (one task per dvc.yaml stage, gate and metrics artifacts, outputs push
 restorable with `dvc pull`); a second run does no stage work; a corrupted raw file fails
 the validate gate and the flow run with the gate's message; a params override reaches the
 stage; a second run is turned away while another holds the pipeline's concurrency slot.
-The helpers (dvc.yaml parsing, stage selection, params overrides, messages) are tested
-directly.
+The helpers (dvc.yaml parsing, stage selection, params overrides, messages: flows/dvc_project.py)
+are tested directly.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from prefect.concurrency.sync import concurrency
 from prefect.states import State
 from prefect.testing.utilities import prefect_test_harness
 
+from flows import dvc_project as dp
 from flows import pipeline as pl
 
 GATES = ("raw", "tokens", "vocab", "train")  # the gates of the stages that exist today
@@ -211,31 +212,31 @@ def test_stages_are_read_in_file_order_with_their_files(tmp_path: Path) -> None:
         "stages:\n"
         "  zeta: {cmd: a, outs: [out/z, {rep/z.md: {cache: false}}], metrics: [{rep/z.json: {cache: false}}]}\n"
         "  alpha: {cmd: b, deps: [out/z], plots: [rep/plot.csv]}\n")
-    specs = pl.read_stages(tmp_path)
+    specs = dp.read_stages(tmp_path)
     assert [s.name for s in specs] == ["zeta", "alpha"]
     assert specs[0].outputs == ("out/z", "rep/z.md", "rep/z.json") and specs[0].metrics == ("rep/z.json",)
     assert specs[1].outputs == ("rep/plot.csv",)
-    assert [s.name for s in pl.select_stages(specs, ["alpha", "zeta"])] == ["zeta", "alpha"]
-    with pytest.raises(pl.PipelineError, match="dvc.yaml has: zeta, alpha"):
-        pl.select_stages(specs, ["beta"])
+    assert [s.name for s in dp.select_stages(specs, ["alpha", "zeta"])] == ["zeta", "alpha"]
+    with pytest.raises(dp.PipelineError, match="dvc.yaml has: zeta, alpha"):
+        dp.select_stages(specs, ["beta"])
 
 
 def test_not_a_project_is_an_error_naming_the_path(tmp_path: Path) -> None:
-    with pytest.raises(pl.PipelineError, match=f"{tmp_path}/dvc.yaml: not found"):
-        pl.resolve_project(tmp_path)
+    with pytest.raises(dp.PipelineError, match=f"{tmp_path}/dvc.yaml: not found"):
+        dp.resolve_project(tmp_path)
 
 
 def test_param_overrides_keep_comments_and_reject_unknown_keys(tmp_path: Path) -> None:
     path = tmp_path / "params.yaml"
     path.write_text("# top comment\ntrain:\n  max_steps: null   # cap\n  lr_factor: 0.7\n")
-    assert pl.apply_param_overrides(path, {"train.max_steps": 100}) == {"train.max_steps": 100}
+    assert dp.apply_param_overrides(path, {"train.max_steps": 100}) == {"train.max_steps": 100}
     text = path.read_text()
     assert text.startswith("# top comment\ntrain:\n") and text.endswith("  lr_factor: 0.7\n")
     assert re.search(r"^  max_steps: 100 +# cap$", text, re.MULTILINE)
-    with pytest.raises(pl.PipelineError, match=r"has no key 'max_step' there \(known keys: max_steps, lr_factor\)"):
-        pl.apply_param_overrides(path, {"train.max_step": 5})
-    with pytest.raises(pl.PipelineError, match="has no 'trian' under the top level"):
-        pl.apply_param_overrides(path, {"trian.max_steps": 5})
+    with pytest.raises(dp.PipelineError, match=r"has no key 'max_step' there \(known keys: max_steps, lr_factor\)"):
+        dp.apply_param_overrides(path, {"train.max_step": 5})
+    with pytest.raises(dp.PipelineError, match="has no 'trian' under the top level"):
+        dp.apply_param_overrides(path, {"trian.max_steps": 5})
     assert "max_steps: 100" in path.read_text()
 
 
@@ -248,7 +249,7 @@ def test_failure_message_prefers_the_stage_error_over_dvc() -> None:
     lines = ["Running stage 'validate':", "> nmt validate ...",
              "nmt validate: error: raw gate failed: train: aligned: 2 vs 3 lines",
              "ERROR: failed to reproduce 'validate': failed to run: nmt validate, exited with 1"]
-    assert pl.failure_message(lines) == "raw gate failed: train: aligned: 2 vs 3 lines"
-    assert pl.failure_message(lines[-1:]).startswith("failed to reproduce 'validate'")
-    assert pl.stage_ran(lines, "validate") and not pl.stage_ran(["Stage 'validate' didn't change, skipping"],
+    assert dp.failure_message(lines) == "raw gate failed: train: aligned: 2 vs 3 lines"
+    assert dp.failure_message(lines[-1:]).startswith("failed to reproduce 'validate'")
+    assert dp.stage_ran(lines, "validate") and not dp.stage_ran(["Stage 'validate' didn't change, skipping"],
                                                                 "validate")
