@@ -57,6 +57,7 @@ class PipelineReport:
     stages: list[StageResult] = field(default_factory=list)
     overrides: dict[str, Any] = field(default_factory=dict)
     pushed: str | None = None  # DVC's push summary; None when push was off
+    started: float | None = None  # time.time() at the start of the run: gate reports newer than this are its own
 
     @property
     def ran(self) -> list[str]:
@@ -184,7 +185,7 @@ def publish_run_artifacts(project: Path, all_specs: Sequence[StageSpec], selecte
     by_stage = {s.stage: s for s in report.stages}
     for spec in all_specs:
         known = by_stage.get(spec.name)
-        gates += list(known.gates) if known else gate_summaries(project, spec)
+        gates += list(known.gates) if known else gate_summaries(project, spec, since=report.started)
     gate_rows = [{"gate": g.gate, "stage": g.stage, "result": "PASSED" if g.success else "FAILED",
                   "checks": g.checks, "failed": "; ".join(g.failed), "from this run": g.fresh} for g in gates]
     if gate_rows:

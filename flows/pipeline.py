@@ -38,7 +38,7 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.concurrency.sync import concurrency
-from prefect.exceptions import ObjectNotFound
+from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 from prefect.tasks import Task
 
 from flows.artifacts import (
@@ -90,7 +90,10 @@ def ensure_pipeline_limit() -> None:
         try:
             existing = client.read_global_concurrency_limit_by_name(PIPELINE_LIMIT)
         except ObjectNotFound:
-            client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=PIPELINE_LIMIT, limit=1))
+            try:
+                client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=PIPELINE_LIMIT, limit=1))
+            except ObjectAlreadyExists:  # another first run created it meanwhile
+                pass
             return
         if existing.limit != 1 or not existing.active:
             log.warning("concurrency limit %r was limit=%s active=%s; resetting to one active slot",
@@ -174,7 +177,7 @@ def pipeline(stages: list[str] | None = None, params: dict[str, Any] | None = No
     project = resolve_project(project_dir)
     all_specs = read_stages(project)
     selected = select_stages(all_specs, stages)
-    report = PipelineReport(project=str(project))
+    report = PipelineReport(project=str(project), started=time.time())
     with pipeline_lock(lock_timeout_s):
         error: str | None = None
         try:

@@ -106,8 +106,12 @@ def _translate(args: argparse.Namespace) -> None:
 
     if args.beam_size < 1:
         raise DataError("--beam-size must be >= 1 (1 is greedy decoding)")
+    if args.batch_size < 1:
+        raise DataError("--batch-size must be >= 1")
     if args.threads < 0:
         raise DataError("--threads must be >= 0 (0: the library's default)")
+    if args.output is not None and args.output.is_dir():
+        raise DataError(f"--output {args.output}: is a directory; give a file path")
     if args.model.is_dir():  # an ONNX package (export stage): ONNX Runtime, no torch
         from nmt.runtime import OnnxTranslator
 
@@ -140,8 +144,11 @@ def _translate(args: argparse.Namespace) -> None:
     if args.output is None:
         sys.stdout.write(text)
     else:
-        with atomic_open(args.output, "w") as fh:
-            fh.write(text)
+        try:
+            with atomic_open(args.output, "w") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise DataError(f"--output {args.output}: cannot write: {exc.strerror or exc}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:

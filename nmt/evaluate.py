@@ -32,6 +32,7 @@ from nmt.translate import Translator
 
 log = logging.getLogger(__name__)
 REPORT_NAME = "evaluate"
+LATER_GATES = ("export",)  # gates of later stages: from an earlier run, not shown
 
 
 def _read(path: Path, what: str) -> list[str]:
@@ -89,7 +90,8 @@ def _gate_summaries(gate_dir: Path) -> list[dict[str, Any]]:
             body = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(body, dict) and {"stage", "success", "checks"} <= body.keys():
+        if isinstance(body, dict) and {"stage", "success", "checks"} <= body.keys() \
+                and body["stage"] not in LATER_GATES:
             out.append(body)
     return out
 
@@ -112,26 +114,26 @@ def evaluate_stage(cfg: EvaluateConfig, model_path: Path, data_dir: Path, tokens
     metrics = {name: r["metrics"] for name, r in results.items()}
     gate.stats.update(metrics=metrics, model=str(model_path),
                       empty_translations={n: sum(1 for h in r["hypotheses"] if not h) for n, r in results.items()})
-    gate.finish(gate_dir)  # raises GateError: nothing below is written
-
     reports_dir = Path(reports_dir)
-    with staged_dir(reports_dir / "translations") as tmp:
-        for name, r in results.items():
-            (tmp / f"{name}.txt").write_text("".join(h + "\n" for h in r["hypotheses"]), encoding="utf-8")
     samples = [s for r in results.values() for s in r["attention"]]
-    with staged_dir(reports_dir / "attention") as tmp:
+    details = {name: r["detail"] for name, r in results.items()}
+    curves_rel = _relative(curves, reports_dir) if curves is not None and Path(curves).is_file() else None
+    # Everything is rendered into staged directories first; a failure (or a failed gate)
+    # discards them, so the previous report stays whole.
+    with staged_dir(reports_dir / "attention") as att, staged_dir(reports_dir / "translations") as trans:
+        for name, r in results.items():
+            (trans / f"{name}.txt").write_text("".join(h + "\n" for h in r["hypotheses"]), encoding="utf-8")
         for k, s in enumerate(tqdm(samples, desc="attention plots", unit="sent", disable=None), start=1):
             src_ids, out_ids = s.pop("ids")
             maps = capture(translator.model, src_ids, out_ids, translator.vocabs.src, translator.vocabs.tgt)
             s["page"] = f"sample-{k}.html"
-            files = plot_all(maps, tmp / f"sample-{k}")
-            (tmp / s["page"]).write_text(attention_page(s, files, f"sample-{k}"), encoding="utf-8")
-    details = {name: r["detail"] for name, r in results.items()}
-    curves_rel = _relative(curves, reports_dir) if curves is not None and Path(curves).is_file() else None
+            files = plot_all(maps, att / f"sample-{k}")
+            (att / s["page"]).write_text(attention_page(s, files, f"sample-{k}"), encoding="utf-8")
+        gate.finish(gate_dir)  # raises GateError: the staged outputs are discarded
+        index = index_page(metrics, details, _gate_summaries(gate_dir), _relative(gate_dir, reports_dir),
+                           curves_rel, samples)
     atomic_write_text(reports_dir / "bleu.md", bleu_markdown(metrics, details))
-    atomic_write_text(reports_dir / "index.html",
-                      index_page(metrics, details, _gate_summaries(gate_dir), _relative(gate_dir, reports_dir),
-                                 curves_rel, samples))
+    atomic_write_text(reports_dir / "index.html", index)
     atomic_write_text(reports_dir / "metrics.json", json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
     log.info("report: %s", reports_dir / "index.html")
     return gate

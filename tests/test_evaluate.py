@@ -121,6 +121,25 @@ def test_bleu_floor_fails_the_stage_and_keeps_outputs(evaluated: dict[str, Path]
     assert not json.loads((s["reports"] / "validation" / "evaluate.json").read_text())["success"]
 
 
+def test_a_failure_while_rendering_keeps_the_previous_report_whole(evaluated: dict[str, Path], monkeypatch) -> None:
+    import nmt.evaluate
+
+    s = evaluated
+    reports = s["reports"]
+    files = [reports / "metrics.json", reports / "index.html", reports / "translations" / "test.txt",
+             reports / "attention" / "sample-1.html"]
+    before = {p: p.read_bytes() for p in files}
+
+    def broken_plot(*args, **kwargs):
+        raise RuntimeError("matplotlib broke")
+
+    monkeypatch.setattr(nmt.evaluate, "plot_all", broken_plot)
+    with pytest.raises(RuntimeError, match="matplotlib broke"):
+        evaluate_stage(_config(beam_size=1), s["model"], s["data"], s["tokens"], reports, reports / "validation")
+    assert all(p.read_bytes() == b for p, b in before.items())
+    assert not list(reports.glob(".*.tmp"))  # staged directories cleaned up
+
+
 def test_missing_test_set_names_the_file(setup: dict[str, Path], tmp_path: Path) -> None:
     s = setup
     with pytest.raises(DataError, match=r"test_2016\.de: source file not found"):

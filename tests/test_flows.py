@@ -38,7 +38,7 @@ from prefect.testing.utilities import prefect_test_harness
 from flows import dvc_project as dp
 from flows import pipeline as pl
 
-GATES = ("raw", "tokens", "vocab", "train")  # the gates of the stages that exist today
+GATES = ("raw", "tokens", "vocab", "train", "evaluate", "export")  # every stage gate of dvc.yaml
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +116,8 @@ def test_full_run_completes_publishes_gates_and_pushes(project: Path, env: dict)
     metrics = {(r["file"], r["metric"]): r["value"] for r in table(found["metrics"])}
     assert metrics[("reports/train/live/metrics.json", "step")] == live["step"]
     assert metrics[("reports/train/live/metrics.json", "train_loss")] == live["train_loss"]
+    bleu = json.loads((project / "reports/metrics.json").read_text())["test_2016_flickr"]["sacrebleu"]
+    assert metrics[("reports/metrics.json", "test_2016_flickr.sacrebleu")] == bleu
     assert found["pipeline-summary"].data.startswith("# nmt pipeline: COMPLETED")
 
     # pushed to the default remote: the model comes back from it alone
@@ -166,7 +168,8 @@ def test_corrupted_raw_file_fails_validate_gate_and_flow_run(project: Path, env:
     assert task_run_names(state.state_details.flow_run_id) == ["validate"]  # tokenize never started
     found = artifacts(state)
     assert found["gate-raw"].data.startswith("# Gate `raw`: FAILED")
-    assert {r["gate"]: r["result"] for r in table(found["gates"])}["raw"] == "FAILED"
+    raw_row = {r["gate"]: r for r in table(found["gates"])}["raw"]
+    assert raw_row["result"] == "FAILED" and raw_row["from this run"]  # this run's failure, not a stale report
     assert found["pipeline-summary"].data.startswith("# nmt pipeline: FAILED")
     assert (project / "dvc.lock").read_text() == lock
     assert tree_state(project, *built) == outputs  # the gate kept the last good outputs

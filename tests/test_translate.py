@@ -77,6 +77,21 @@ def test_cli_files_stdin_and_invalid_utf8(model_file: Path, tmp_path: Path, caps
     assert "missing.txt: cannot read" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--batch-size", "0"], "--batch-size must be >= 1"),
+    (["--batch-size", "-1"], "--batch-size must be >= 1"),
+    (["--output", "{tmp}"], "is a directory"),
+    (["--output", "/proc/no/such/out.txt"], "cannot write"),
+])
+def test_cli_bad_options_are_one_line_errors(model_file: Path, tmp_path: Path, capsys, args, message) -> None:
+    src = tmp_path / "in.txt"
+    src.write_text("s1 s2 s3\n")
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    assert main(["translate", "--model", str(model_file), "--input", str(src), *argv]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
 def test_a_training_checkpoint_is_not_a_model_file(model_file: Path, tmp_path: Path) -> None:
     state = torch.load(model_file, weights_only=True)
     del state["text"]

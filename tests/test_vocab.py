@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -16,7 +15,16 @@ from nmt.config import DataConfig, TokenizeConfig, ValidateConfig, VocabConfig
 from nmt.corpus import read_lines
 from nmt.errors import DataError, GateError
 from nmt.params import load_section
-from nmt.subword import BPE, CONT, HEADER, _apply, join_pair, learn_merges, merge_pieces, split_chars
+from nmt.subword import (
+    BPE,
+    CONT,
+    HEADER,
+    _apply,
+    join_pair,
+    learn_merges,
+    merge_pieces,
+    split_chars,
+)
 from nmt.tokenization import make_tokenizer, read_tokenized, tokenize_corpus
 from nmt.validate import validate_corpus
 from nmt.vocab import BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, Vocabulary
@@ -461,15 +469,12 @@ def test_missing_tokens_is_a_data_error(tmp_path: Path, tiny_tokens) -> None:
 def test_multi30k_pipeline_with_repository_params(mirror: Path, tmp_path: Path) -> None:
     params = ROOT / "params.yaml"
     data = load_section(params, "data", DataConfig)
-    start = time.perf_counter()
     validate_corpus(data, load_section(params, "validate", ValidateConfig), mirror, tmp_path / "clean",
                     tmp_path / "reports")
     tokenize_corpus(data, load_section(params, "tokenize", TokenizeConfig), tmp_path / "clean", tmp_path / "tokens",
                     tmp_path / "reports", None)
     gate = vocab_stage(data, load_section(params, "vocab", VocabConfig), tmp_path / "tokens", tmp_path / "vocab",
                        tmp_path / "reports")
-    assert time.perf_counter() - start < 60
-
     assert gate.success
     vocabs = load_vocabularies(tmp_path / "vocab")
     assert vocabs.manifest["src_lang"] == "de" and vocabs.manifest["kind"] == "word"
