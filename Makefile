@@ -28,8 +28,11 @@ repro: install
 test: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest $(PYTEST_ARGS)
 
-bench: install
+bench: install  # after `make repro`: the decoding and ONNX benches read models/
 	$(BIN)/python bench/tokenize_cache.py
+	$(BIN)/python bench/train_throughput.py
+	$(BIN)/python bench/decode_speed.py
+	$(BIN)/python bench/onnx_vs_torch.py
 
 clean-venv:
 	rm -rf $(VENV)
