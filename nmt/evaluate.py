@@ -24,7 +24,6 @@ from nmt.corpus import read_lines, split_file
 from nmt.errors import DataError
 from nmt.eval_config import EvaluateConfig
 from nmt.gates import Gate
-from nmt.monitor import ids_to_tokens
 from nmt.report_html import attention_page, bleu_markdown, index_page
 from nmt.scoring import bleu_by_length, corpus_scores, sentence_bleu
 from nmt.tokenization import SUFFIX, read_tokenized
@@ -55,7 +54,7 @@ def translate_test_set(translator: Translator, cfg: EvaluateConfig, name: str, d
                         f"{len(src_tokens)}/{len(ref_tokens)} tokenized lines in {tokens_dir}; re-run the data stages")
     with tqdm(total=len(sources), unit="sent", desc=f"translate {name}", disable=None) as bar:
         searched = translator.search(sources, progress=bar.update)
-    hyp_tokens = [[] if r is None else ids_to_tokens(translator.vocabs, r[1]) for r in searched]
+    hyp_tokens = [[] if r is None else translator.output_tokens(r[1]) for r in searched]
     hypotheses = [translator.detokenize(t) if t else "" for t in hyp_tokens]
     scores = corpus_scores(hypotheses, references, hyp_tokens, ref_tokens)
     sent = sentence_bleu(hypotheses, references)

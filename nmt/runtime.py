@@ -20,7 +20,7 @@ import hashlib
 import io
 import json
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from nmt import onnx_search
 from nmt.detokenize import Detokenizer
 from nmt.errors import DataError, NmtError
 from nmt.subword import BPE, merge_pieces
+from nmt.text_input import LineTranslator
 from nmt.vocab import BOS_ID, EOS_ID, PAD_ID, Vocabulary
 
 log = logging.getLogger(__name__)
@@ -189,18 +190,12 @@ def pad_batch(rows: Sequence[Sequence[int]]) -> np.ndarray:
     return out
 
 
-@dataclass
-class OnnxTranslator:
+@dataclass(kw_only=True)
+class OnnxTranslator(LineTranslator):
     """Text in, text out, like `nmt.translate.Translator`, on ONNX Runtime."""
 
     package: Package
     model: OnnxModel
-    tokenize: Callable[[Iterable[str]], Iterable[tuple[list[str], str]]]
-    detokenize: Detokenizer
-    beam_size: int = 4  # 1: greedy
-    alpha: float = 0.6  # GNMT length penalty
-    max_extra: int = 50  # output may be this many symbols longer than the input
-    batch_size: int = 64
 
     @classmethod
     def from_dir(cls, path: Path, *, device: str = "auto", threads: int = 0, int8: bool = False,
@@ -214,54 +209,26 @@ class OnnxTranslator:
                           package.card["model"]["max_len"], device, threads)
         defaults = package.card["decoding"]
         tok = package.tokenizer
-        return cls(package, model, make_tokenizer(tok["src_lang"], tok["lowercase"]),
-                   Detokenizer.from_dict(tok["detokenizer"]),
-                   beam_size if beam_size is not None else defaults["beam_size"],
-                   alpha if alpha is not None else defaults["alpha"],
-                   max_extra if max_extra is not None else defaults["max_extra"], batch_size)
+        return cls(package=package, model=model, tokenize=make_tokenizer(tok["src_lang"], tok["lowercase"]),
+                   detokenize=Detokenizer.from_dict(tok["detokenizer"]),
+                   beam_size=beam_size if beam_size is not None else defaults["beam_size"],
+                   alpha=alpha if alpha is not None else defaults["alpha"],
+                   max_extra=max_extra if max_extra is not None else defaults["max_extra"], batch_size=batch_size)
 
     @property
-    def max_source(self) -> int:
-        """Longest source in symbols (</s> included) whose output still fits the model."""
-        return self.model.max_len - 1 - self.max_extra
+    def max_len(self) -> int:
+        return self.model.max_len
 
-    def source_ids(self, tokens: list[str], line: int | None = None) -> list[int]:
-        """Source ids (symbols, then </s>) of one tokenized line, cut to `max_source` with a
-        warning naming `line` (1-based) if it is longer."""
+    def encode_source(self, tokens: list[str]) -> list[int]:
         pieces = self.package.bpe.segment(tokens) if self.package.bpe is not None else tokens
-        ids = self.package.src_vocab.encode(pieces) + [EOS_ID]
-        if len(ids) > self.max_source:
-            if line is not None:
-                log.warning("line %d: %d symbols, more than the model takes (%d); translating the first %d",
-                            line, len(ids), self.max_source, self.max_source - 1)
-            ids = ids[: self.max_source - 1] + ids[-1:]
-        return ids
+        return self.package.src_vocab.encode(pieces) + [EOS_ID]
 
     def output_tokens(self, ids: list[int]) -> list[str]:
         symbols = self.package.tgt_vocab.decode(i for i in ids if i not in (PAD_ID, BOS_ID, EOS_ID))
         return merge_pieces(symbols) if self.package.bpe is not None else symbols
 
-    def search(self, lines: Sequence[str], progress: Callable[[int], None] | None = None
-               ) -> list[tuple[list[int], list[int]] | None]:
-        """(source ids, output ids) per input line; None for an empty line."""
-        sources: dict[int, list[int]] = {}
-        for i, (tokens, _) in enumerate(self.tokenize(lines)):
-            if not tokens:
-                continue
-            sources[i] = self.source_ids(tokens, line=i + 1)
-        out: list[tuple[list[int], list[int]] | None] = [None] * len(lines)
-        order = sorted(sources, key=lambda i: len(sources[i]))
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start:start + self.batch_size]
-            src = pad_batch([sources[i] for i in rows])
-            hyps = (self.model.greedy(src, self.max_extra) if self.beam_size == 1
-                    else self.model.beam_search(src, self.beam_size, self.alpha, self.max_extra))
-            for i, hyp in zip(rows, hyps):
-                out[i] = (sources[i], hyp)
-            if progress is not None:
-                progress(len(rows))
-        return out
-
-    def translate(self, lines: Sequence[str], progress: Callable[[int], None] | None = None) -> list[str]:
-        """One output line per input line."""
-        return ["" if r is None else self.detokenize(self.output_tokens(r[1])) for r in self.search(lines, progress)]
+    def decode_batch(self, sources: list[list[int]]) -> list[list[int]]:
+        src = pad_batch(sources)
+        if self.beam_size == 1:
+            return self.model.greedy(src, self.max_extra)
+        return self.model.beam_search(src, self.beam_size, self.alpha, self.max_extra)
