@@ -150,3 +150,22 @@ def http_server() -> Iterator[Callable[[Path], Server]]:
     yield start
     for s in servers:
         s.close()
+
+
+# --- the ONNX tests' shared model and package (test_export.py, test_runtime.py) ---------------
+
+
+@pytest.fixture(scope="session")
+def model_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small copy-task model file written by the train stage (tests/onnxkit.py)."""
+    from onnxkit import model_file
+
+    return model_file(tmp_path_factory.getbasetemp() / "onnx-copy-model")
+
+
+@pytest.fixture(scope="session")
+def package(model_path: Path) -> Path:
+    """Its ONNX package, exported once per session."""
+    from onnxkit import shared_package
+
+    return shared_package(model_path.parent)

@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 import pytest
 import torch
-from onnxkit import export, model_file, sentences, shared_package
+from onnxkit import export, sentences
 
 from nmt import checkpoint
 from nmt.build_vocab import load_vocabularies
@@ -20,16 +20,6 @@ from nmt.errors import DataError, GateError
 from nmt.export import Decoding, ExportConfig, export_stage
 from nmt.model import KVCache, Transformer, padding_mask
 from nmt.runtime import OnnxModel, OnnxTranslator, load_package
-
-
-@pytest.fixture(scope="module")
-def model_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return model_file(tmp_path_factory.getbasetemp() / "onnx-copy-model")
-
-
-@pytest.fixture(scope="module")
-def package(model_path: Path) -> Path:
-    return shared_package(model_path.parent)
 
 
 @pytest.fixture(scope="module")

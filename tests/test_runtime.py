@@ -11,22 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from onnxkit import model_file, sentences, shared_package
+from onnxkit import sentences
 
 from nmt.cli import main
 from nmt.errors import DataError
 from nmt.runtime import OnnxTranslator, load_package
 from nmt.translate import Translator
-
-
-@pytest.fixture(scope="module")
-def model_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return model_file(tmp_path_factory.getbasetemp() / "onnx-copy-model")
-
-
-@pytest.fixture(scope="module")
-def package(model_path: Path) -> Path:
-    return shared_package(model_path.parent)
 
 
 @pytest.fixture(scope="module")
