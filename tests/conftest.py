@@ -169,3 +169,9 @@ def package(model_path: Path) -> Path:
     from onnxkit import shared_package
 
     return shared_package(model_path.parent)
+
+
+# --- helper modules with asserts of their own (tests/paramskit.py, tests/validatekit.py) -----------------------------
+# pytest rewrites asserts only in test modules and conftest; these helpers hold asserts that moved out of test
+# modules, so their failures keep pytest's detailed messages.
+pytest.register_assert_rewrite("paramskit", "validatekit")
