@@ -209,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = stage("evaluate", _evaluate,
               "Translate the test sets (params: evaluate) with beam search and score them: sacreBLEU with its "
               "signature and chrF on detokenized text, NLTK BLEU on spaCy tokens; gated on a BLEU floor. Writes "
-              "reports/metrics.json, translations, bleu.md, index.html and attention pages.")
+              "reports/metrics.json, translations, bleu.md, index.html, attention pages and their assets.")
     p.add_argument("--model", type=Path, required=True, help="final model file (models/model.pt)")
     p.add_argument("--data", type=Path, required=True, help="validated corpus: sources and raw references")
     p.add_argument("--tokens", type=Path, required=True, help="tokenized corpus: spaCy tokens for NLTK BLEU")

@@ -5,7 +5,8 @@ beam search (paper defaults, section 6.1), the detokenized output is scored agai
 raw references (sacreBLEU + signature, chrF) and its tokens against the reference's spaCy
 tokens (NLTK corpus BLEU). Outputs, all written only after the gate passed:
 `reports/metrics.json` (DVC metrics), `reports/translations/<set>.txt`, `reports/bleu.md`,
-`reports/index.html` and `reports/attention/` (one page and heatmaps per sample).
+`reports/index.html`, `reports/attention/` (one page and heatmaps per sample) and
+`reports/assets/` (the pages' stylesheet and script).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from nmt.corpus import read_lines, split_file
 from nmt.errors import DataError
 from nmt.eval_config import EvaluateConfig
 from nmt.gates import Gate
-from nmt.report_html import attention_page, bleu_markdown, index_page
+from nmt.report_html import attention_page, bleu_markdown, index_page, write_assets
 from nmt.scoring import bleu_by_length, corpus_scores, sentence_bleu
 from nmt.tokenization import SUFFIX, read_tokenized
 from nmt.translate import Translator
@@ -119,7 +120,9 @@ def evaluate_stage(cfg: EvaluateConfig, model_path: Path, data_dir: Path, tokens
     curves_rel = _relative(curves, reports_dir) if curves is not None and Path(curves).is_file() else None
     # Everything is rendered into staged directories first; a failure (or a failed gate)
     # discards them, so the previous report stays whole.
-    with staged_dir(reports_dir / "attention") as att, staged_dir(reports_dir / "translations") as trans:
+    with staged_dir(reports_dir / "attention") as att, staged_dir(reports_dir / "translations") as trans, \
+            staged_dir(reports_dir / "assets") as assets:
+        write_assets(assets)
         for name, r in results.items():
             (trans / f"{name}.txt").write_text("".join(h + "\n" for h in r["hypotheses"]), encoding="utf-8")
         for k, s in enumerate(tqdm(samples, desc="attention plots", unit="sent", disable=None), start=1):

@@ -1,14 +1,14 @@
 """The pages a reviewer opens: `reports/index.html`, one attention page per sample, and
-`reports/bleu.md`. Static HTML with inline CSS and relative image links only (no CDN), so
-they read the same offline, from a file:// URL or a CI artifact.
-
-A short inline script marks any image that fails to load, so a broken report is visible
-(and testable in a headless browser).
+`reports/bleu.md`. Static HTML with relative links only (no CDN), so they read the same
+offline, from a file:// URL or a CI artifact. The pages share one stylesheet and one small
+script in `reports/assets/` (`write_assets`); the script marks any image that fails to load,
+so a broken report is visible (and testable in a headless browser).
 """
 
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 from typing import Any
 
 from nmt.attention import KINDS
@@ -40,9 +40,20 @@ window.addEventListener("load", function () {
 """
 
 
-def page(title: str, body: str) -> str:
+ASSET_FILES = {"report.css": STYLE, "report.js": IMAGE_CHECK}
+
+
+def write_assets(directory: Path) -> None:
+    """The stylesheet and image-check script every page links to."""
+    for name, text in ASSET_FILES.items():
+        (directory / name).write_text(text.lstrip(), encoding="utf-8")
+
+
+def page(title: str, body: str, assets: str) -> str:
+    """A whole page; `assets`: the assets folder relative to the page."""
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{escape(title)}</title>\n"
-            f"<style>{STYLE}</style>\n<script>{IMAGE_CHECK}</script>\n</head>\n<body>\n<h1>{escape(title)}</h1>\n"
+            f"<link rel=\"stylesheet\" href=\"{escape(assets)}/report.css\">\n"
+            f"<script src=\"{escape(assets)}/report.js\"></script>\n</head>\n<body>\n<h1>{escape(title)}</h1>\n"
             f"{body}\n</body>\n</html>\n")
 
 
@@ -103,18 +114,18 @@ def index_page(metrics: dict[str, Any], details: dict[str, Any], gates: list[dic
     parts += [test_set_section(name, d) for name, d in details.items()]
     links = "".join(f"<li><a href=\"attention/{escape(a['page'])}\">{escape(a['source'])}</a></li>" for a in attention)
     parts.append(f"<h2>Attention</h2>\n<ul>{links}</ul>\n")
-    return page("nmt evaluation report", "\n".join(parts))
+    return page("nmt evaluation report", "\n".join(parts), "assets")
 
 
 def attention_page(sample: dict[str, Any], files: dict[str, list[str]], sample_dir: str) -> str:
     """One sentence: source / reference / hypothesis and every heatmap, by kind and layer."""
-    parts = [f"<p><a href=\"../index.html\">back to the report</a></p>\n",
+    parts = ["<p><a href=\"../index.html\">back to the report</a></p>\n",
              table(["", "text"], [["source", escape(sample["source"])], ["reference", escape(sample["reference"])],
                                   ["hypothesis", escape(sample["hypothesis"])]])]
     for kind, names in files.items():
         parts.append(f"<h2>{escape(KINDS[kind])}</h2>\n")
         parts += [f"<img src=\"{escape(sample_dir)}/{escape(n)}\" alt=\"{escape(kind)} {escape(n)}\">\n" for n in names]
-    return page(f"Attention: {sample['test_set']} line {sample['line']}", "".join(parts))
+    return page(f"Attention: {sample['test_set']} line {sample['line']}", "".join(parts), "../assets")
 
 
 def bleu_markdown(metrics: dict[str, Any], details: dict[str, Any]) -> str:

@@ -96,6 +96,7 @@ def test_report_pages_and_bleu_md(evaluated: dict[str, Path]) -> None:
                    "Best sentences", "Worst sentences", "attention/sample-1.html", "source length"):
         assert needle in html, needle
     assert "http://" not in html and "https://" not in html  # nothing fetched from a CDN
+    assert "<style>" not in html and (reports / "assets" / "report.css").is_file()  # one shared stylesheet
     pages = sorted((reports / "attention").glob("sample-*.html"))
     assert len(pages) == 2
     pngs = sorted((reports / "attention" / "sample-1").glob("*.png"))
