@@ -24,10 +24,10 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nmt import checkpoint  # noqa: E402
-from nmt.batching import collate, load_pairs  # noqa: E402
-from nmt.decoding import beam_search, greedy  # noqa: E402
-from nmt.model import Transformer  # noqa: E402
+from nmt.decode.search import beam_search, greedy  # noqa: E402
+from nmt.model import checkpoint  # noqa: E402
+from nmt.model.transformer import Transformer  # noqa: E402
+from nmt.train.batching import collate, load_pairs  # noqa: E402
 
 
 class ProjectAll:

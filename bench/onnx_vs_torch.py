@@ -26,10 +26,11 @@ sys.path.insert(0, str(ROOT))
 import onnxruntime as ort  # noqa: E402
 import torch  # noqa: E402
 
-from nmt.corpus import read_lines, split_file  # noqa: E402
-from nmt.export import quantize  # noqa: E402
-from nmt.runtime import OnnxModel, OnnxTranslator  # noqa: E402
-from nmt.translate import Translator  # noqa: E402
+from nmt.decode.translator import Translator  # noqa: E402
+from nmt.export.package import quantize  # noqa: E402
+from nmt.files.lines import read_lines, split_file  # noqa: E402
+from nmt.runtime.session import OnnxModel  # noqa: E402
+from nmt.runtime.translator import OnnxTranslator
 
 
 def timed(translator, lines: list[str], beam: int, repeats: int) -> tuple[float, list[str]]:

@@ -22,13 +22,13 @@ CHILD = """
 import sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from nmt.config import DataConfig, TokenizeConfig
-from nmt.params import load_section
-from nmt.tokenization import TokenCache, tokenize_file
-from nmt.corpus import split_file
+from nmt.config.data import DataConfig, TokenizeConfig
+from nmt.config.params import load_params
+from nmt.data.tokenize import TokenCache, tokenize_file
+from nmt.files.lines import split_file
 params, validated, cache = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
-data = load_section(params, "data", DataConfig)
-cfg = load_section(params, "tokenize", TokenizeConfig)
+data = load_params(params).data
+cfg = load_params(params).tokenize
 hits = 0
 for split in data.active.splits:
     for lang in data.active.languages:
@@ -49,16 +49,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="runs of each kind; the best is reported")
     args = parser.parse_args()
 
-    from nmt.config import DataConfig, ValidateConfig
-    from nmt.download import download_corpus
-    from nmt.params import load_section
-    from nmt.validate import validate_corpus
+    from nmt.config.params import load_params
+    from nmt.data.download import download_corpus
+    from nmt.data.validate import validate_corpus
 
-    data = load_section(args.params, "data", DataConfig)
+    data = load_params(args.params).data
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         download_corpus(data, work / "raw")
-        validate_corpus(data, load_section(args.params, "validate", ValidateConfig),
+        validate_corpus(data, load_params(args.params).validate,
                         work / "raw", work / "validated", work / "reports")
         cold, warm = [], []
         for i in range(args.repeats):

@@ -25,13 +25,14 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nmt.batching import collate, load_pairs, make_batches  # noqa: E402
-from nmt.build_vocab import load_vocabularies  # noqa: E402
-from nmt.layers import ModelConfig, sinusoidal_table  # noqa: E402
-from nmt.loss import LabelSmoothingKL  # noqa: E402
-from nmt.model import build_model  # noqa: E402
-from nmt.schedule import build_optimizer  # noqa: E402
-from nmt.vocab import PAD_ID  # noqa: E402
+from nmt.config.model import ModelConfig  # noqa: E402
+from nmt.model.layers import sinusoidal_table
+from nmt.model.transformer import build_model  # noqa: E402
+from nmt.text.vocab import PAD_ID  # noqa: E402
+from nmt.text.vocabularies import load_vocabularies  # noqa: E402
+from nmt.train.batching import collate, load_pairs, make_batches  # noqa: E402
+from nmt.train.loss import LabelSmoothingKL  # noqa: E402
+from nmt.train.schedule import build_optimizer  # noqa: E402
 
 VARIANTS = ("ours", "torch_nn_transformer", "straightforward")
 

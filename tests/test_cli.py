@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from nmt.cli import build_parser, main
+from nmt.cli import main
 
 
 def test_help_lists_every_stage_without_heavy_imports() -> None:
@@ -20,12 +20,15 @@ def test_help_lists_every_stage_without_heavy_imports() -> None:
     assert "HEAVY []" in out
 
 
-@pytest.mark.parametrize("stage", ["download", "validate", "tokenize", "vocab", "train"])
-def test_each_stage_has_help(stage: str, capsys: pytest.CaptureFixture) -> None:
+@pytest.mark.parametrize(("stage", "option"), [("download", "--out"), ("validate", "--raw"), ("tokenize", "--in"),
+                                              ("vocab", "--tokens"), ("train", "--checkpoints"),
+                                              ("evaluate", "--gates"), ("export", "--export-metrics")])
+def test_each_stage_has_help_with_its_paths(stage: str, option: str, capsys: pytest.CaptureFixture) -> None:
     with pytest.raises(SystemExit) as exc:
-        build_parser().parse_args([stage, "--help"])
+        main([stage, "--help"])  # forwarded to the stage module, as `python -m MODULE --help`
     assert exc.value.code == 0
-    assert "--params" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: nmt {stage} ") and "--params" in out and option in out
 
 
 def test_missing_params_file_is_one_line_error(tmp_path, capsys: pytest.CaptureFixture) -> None:

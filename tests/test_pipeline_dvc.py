@@ -1,8 +1,8 @@
 """The pipeline end to end through DVC, in a scratch copy of the project with the smoke
-configuration (tests/smoke_params.yaml: the real data stages, a tiny model).
+configuration (tests/support/smoke_params.yaml: the real data stages, a tiny model).
 
 Checks what a user sees: `dvc repro` builds every data output through the gates, a second
-run does nothing, a params change re-runs only what it touches, tokenization is served
+run does nothing, a code edit or a params change re-runs only the stages it touches, tokenization is served
 from the content cache when going back to earlier params, and a failing gate fails the
 stage while the previous outputs and dvc.lock stay as they were.
 """
@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from scratch import build_project, commit_project, project_env
-from scratch import dvc as _dvc
+
+from support.scratch import build_project, commit_project, project_env
+from support.scratch import dvc as _dvc
 
 pytestmark = pytest.mark.slow
 
@@ -66,6 +67,30 @@ def test_repro_builds_gated_outputs_then_is_up_to_date(project: Path, env: dict)
     second = _dvc(project, env, "repro")
     assert second.returncode == 0
     assert "Data and pipelines are up to date" in second.stdout
+
+
+def _changed_stages(project: Path, env: dict) -> set[str]:
+    status = _dvc(project, env, "status", "--json")
+    assert status.returncode == 0, status.stderr
+    return set(json.loads(status.stdout or "{}"))
+
+
+@pytest.mark.parametrize(("edited", "expected"), [
+    ("nmt/export/stage.py", {"export"}),
+    ("nmt/decode/translator.py", {"evaluate", "export"}),  # train decodes with nmt/decode/search.py only
+    ("nmt/runtime/session.py", {"export"}),
+])
+def test_code_edit_reruns_exactly_the_stages_that_import_it(project: Path, env: dict, edited: str,
+                                                            expected: set[str]) -> None:
+    assert _changed_stages(project, env) == set()
+    path = project / edited
+    original = path.read_bytes()
+    try:
+        path.write_bytes(original + b"\n# an edit\n")
+        assert _changed_stages(project, env) == expected
+    finally:
+        path.write_bytes(original)
+    assert _changed_stages(project, env) == set()
 
 
 def test_vocab_change_does_not_retokenize(project: Path, env: dict) -> None:

@@ -1,0 +1,83 @@
+"""The command line of one pipeline stage, e.g. `python -m nmt.data.validate --raw data/raw ...`.
+
+A stage module declares the paths it reads and writes as a frozen dataclass (`arg()` gives
+each field its help text) and a `run(params, paths)` function. `stage_main()` builds the
+parser from the dataclass, loads params.yaml once into `Params`, runs the stage, and turns
+an `NmtError` into one line, `nmt STAGE: error: MESSAGE`, and exit status 1: never a
+traceback. Paths live in dvc.yaml; the `nmt` command (`nmt.cli`) forwards to these.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import sys
+import typing
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from nmt.errors import NmtError
+
+P = TypeVar("P")
+NOISY_LOGGERS = ("great_expectations", "urllib3", "filelock")
+
+
+def arg(help: str, default: Any = dataclasses.MISSING, flag: str | None = None) -> Any:
+    """A paths-dataclass field: its help text, default (none: required) and option name."""
+    return dataclasses.field(default=default, metadata={"help": help, "flag": flag})
+
+
+def add_path_arguments(parser: argparse.ArgumentParser, paths_cls: type) -> None:
+    """One option per field of `paths_cls`: `--name` (underscores as dashes) or its `flag`."""
+    hints = typing.get_type_hints(paths_cls)
+    for f in dataclasses.fields(paths_cls):
+        flag = f.metadata.get("flag") or "--" + f.name.replace("_", "-")
+        if hints[f.name] is bool:
+            parser.add_argument(flag, dest=f.name, action="store_true", help=f.metadata["help"])
+            continue
+        required = f.default is dataclasses.MISSING
+        default = None if required else f.default
+        shown = "" if required or default is None else f" (default: {default})"
+        parser.add_argument(flag, dest=f.name, type=Path, required=required, default=default,
+                            help=f.metadata["help"] + shown)
+
+
+def setup_logging(verbose: bool) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
+                        format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    for noisy in NOISY_LOGGERS:
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def run_reporting_errors(command: str, func: Callable[[], object]) -> int:
+    """Run `func`; an `NmtError` or Ctrl-C becomes one line on stderr and an exit status."""
+    try:
+        func()
+    except NmtError as exc:
+        print(f"nmt {command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"nmt {command}: interrupted; outputs were not replaced", file=sys.stderr)
+        return 130
+    return 0
+
+
+def stage_parser(name: str, description: str, paths_cls: type) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"nmt {name}", description=description)
+    parser.add_argument("--params", type=Path, default=Path("params.yaml"), help="params file (default: params.yaml)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    add_path_arguments(parser, paths_cls)
+    return parser
+
+
+def stage_main(name: str, description: str, paths_cls: type[P], run: Callable[[Any, P], object],
+               argv: Sequence[str] | None = None) -> int:
+    """Parse `argv`, load params.yaml, run the stage; return the exit status."""
+    from nmt.config.params import load_params
+
+    args = stage_parser(name, description, paths_cls).parse_args(argv)
+    setup_logging(args.verbose)
+    paths = paths_cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(paths_cls)})
+    return run_reporting_errors(name, lambda: run(load_params(args.params), paths))

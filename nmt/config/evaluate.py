@@ -1,0 +1,49 @@
+"""The `evaluate` section of params.yaml: which test sets, how to decode, the BLEU floor.
+
+Its decoding settings (`Decoding`) are also the defaults the export stage writes to the
+ONNX model card, so the BLEU the card records is what a consumer gets with the defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nmt.config.loader import require
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """Beam search settings (paper, section 6.1)."""
+
+    beam_size: int = 4  # beam width; 1 = greedy
+    alpha: float = 0.6  # GNMT length penalty
+    max_extra: int = 50  # output length limit: source length + this
+
+
+@dataclass(frozen=True)
+class EvaluateConfig:
+    test_sets: tuple[str, ...] = ("test_2016_flickr",)  # corpus splits to translate and score
+    beam_size: int = 4  # beam width; 1 = greedy (paper, section 6.1: 4)
+    alpha: float = 0.6  # GNMT length penalty (paper: 0.6)
+    max_extra: int = 50  # outputs may be this many symbols longer than the source (paper: 50)
+    batch_size: int = 64  # sentences decoded together
+    min_bleu: float = 20.0  # gate: sacreBLEU floor (0-100) for every test set
+    samples: int = 5  # best and worst sentences (by sentence BLEU) shown in the report
+    attention_samples: int = 3  # sentences that get an attention page
+    attention_max_tokens: int = 16  # attention samples are picked among sources no longer than this
+
+    def __post_init__(self) -> None:
+        require(len(self.test_sets) > 0, "test_sets", "must name at least one split")
+        require(len(set(self.test_sets)) == len(self.test_sets), "test_sets", "must not repeat a split")
+        require(self.beam_size >= 1, "beam_size", "must be >= 1 (1 = greedy)")
+        require(self.alpha >= 0.0, "alpha", "must be >= 0")
+        require(self.max_extra >= 1, "max_extra", "must be >= 1")
+        require(self.batch_size >= 1, "batch_size", "must be >= 1")
+        require(0.0 <= self.min_bleu <= 100.0, "min_bleu", "must be between 0 and 100")
+        require(self.samples >= 0, "samples", "must be >= 0")
+        require(self.attention_samples >= 0, "attention_samples", "must be >= 0")
+        require(self.attention_max_tokens >= 1, "attention_max_tokens", "must be >= 1")
+
+    @property
+    def decoding(self) -> Decoding:
+        return Decoding(self.beam_size, self.alpha, self.max_extra)

@@ -1,0 +1,38 @@
+"""`Params`: the whole of params.yaml, typed and validated once.
+
+Every stage loads the file with `load_params(path)` and takes the section(s) it needs, so a
+typo anywhere (an unknown section or key, a missing key, a wrong type, a value out of range)
+stops any stage with one `ConfigError` naming the file and the dotted key. params.yaml
+states every key: a missing one is an error, not a silent default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from nmt.config.data import DataConfig, TokenizeConfig, ValidateConfig, VocabConfig
+from nmt.config.evaluate import EvaluateConfig
+from nmt.config.export import ExportConfig
+from nmt.config.loader import from_dict, read_yaml
+from nmt.config.model import ModelConfig
+from nmt.config.train import TrainConfig
+
+
+@dataclass(frozen=True)
+class Params:
+    """One field per params.yaml section, in file order (the pipeline's order)."""
+
+    data: DataConfig  # corpus, direction, download
+    validate: ValidateConfig  # the raw-data gate
+    tokenize: TokenizeConfig  # spaCy tokenization
+    vocab: VocabConfig  # word or BPE vocabularies
+    model: ModelConfig  # the Transformer's shape
+    train: TrainConfig  # optimisation, batching, checkpoints
+    evaluate: EvaluateConfig  # test sets, decoding, BLEU floor
+    export: ExportConfig  # the ONNX package and its gate
+
+
+def load_params(path: Path) -> Params:
+    """Read and validate the whole params file; `ConfigError` names the key at fault."""
+    return from_dict(Params, read_yaml(path), source=str(path), complete=True)

@@ -1,0 +1,41 @@
+"""The `train` section of params.yaml: optimisation, batching, checkpoints, stopping."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from nmt.config.loader import require
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    seed: int = 1234  # seeds weights, dropout and the batch order
+    max_tokens: int = 4096  # token budget of one batch: rows x longest side, per side (paper: 25000)
+    accum_steps: int = 1  # batches per optimizer update (effective budget = max_tokens x accum_steps x GPUs)
+    epochs: int = 20  # upper bound on passes over the training data
+    max_steps: int | None = None  # stop after this many updates (null: no limit)
+    warmup: int = 4000  # Noam warm-up updates (paper: 4000)
+    lr_factor: float = 1.0  # Noam scale factor
+    label_smoothing: float = 0.1  # eps_ls (paper: 0.1)
+    clip_norm: float | None = None  # clip the global gradient norm to this (null: no clipping)
+    max_len: int = 128  # training pairs with more ids on a side are skipped
+    val_bleu_sentences: int = 200  # validation sentences decoded greedily for BLEU each epoch (0: none)
+    early_stop_metric: Literal["val_bleu", "val_loss"] = "val_bleu"  # what early stopping watches
+    patience: int = 5  # epochs without improvement before stopping
+    save_every: int = 0  # also checkpoint every N updates (0: at epoch ends only)
+    keep_last: int = 5  # epoch checkpoints kept (plus the best)
+    average_last: int = 5  # final model = average of the last K epoch checkpoints (paper 6.1); 1: last; 0: best
+    device: Literal["auto", "cpu", "cuda"] = "auto"  # auto: CUDA when available
+    compile: bool = False  # torch.compile the model (CUDA)
+    num_threads: int = 0  # CPU threads for torch (0: all cores)
+    log_every: int = 20  # updates between progress-bar refreshes of loss / lr / tokens per second
+    max_val_loss: float = 6.0  # gate: validation loss (per token) must end below this
+
+    def __post_init__(self) -> None:
+        require(self.max_tokens > 0 and self.accum_steps >= 1, "max_tokens", "must be > 0 (and accum_steps >= 1)")
+        require(self.warmup >= 1 and self.lr_factor > 0, "warmup", "warmup >= 1 and lr_factor > 0 required")
+        require(0.0 <= self.label_smoothing < 1.0, "label_smoothing", "must be in [0, 1)")
+        require(self.keep_last >= max(self.average_last, 1), "keep_last", "must be >= average_last")
+        require(self.epochs >= 1 and self.patience >= 1, "epochs", "epochs and patience must be >= 1")
+        require(self.max_steps is None or self.max_steps >= 1, "max_steps", "must be >= 1 or null")

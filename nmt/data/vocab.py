@@ -1,0 +1,136 @@
+"""Stage 4, vocab: vocabularies from the training split only, gated.
+
+Word-level (spaCy tokens, as the reference tutorials) or joint BPE subwords learned on both
+languages' spaCy tokens; one vocabulary per side or one shared by both (`vocab.joint`).
+The output directory holds `src.vocab` and `tgt.vocab` (one symbol per line), `bpe.merges`
+for BPE, and `manifest.json` with the languages, sizes and SHA-256 of each file, which
+checkpoints record. The gate checks the special tokens' ids, the sizes, and the <unk> rate
+on the validation split.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from nmt.command import arg, stage_main
+from nmt.config.data import DataConfig, VocabConfig
+from nmt.config.params import Params
+from nmt.files.atomic import atomic_write_text, staged_dir
+from nmt.files.lines import split_file
+from nmt.gates.gate import Gate
+from nmt.text.subword import BPE, learn_merges
+from nmt.text.tokenizer import SUFFIX, read_tokenized
+from nmt.text.vocab import SPECIALS, UNK_ID, Vocabulary
+from nmt.text.vocabularies import MANIFEST, Vocabularies
+
+log = logging.getLogger(__name__)
+
+REPORT_NAME = "vocab"
+
+
+@dataclass(frozen=True)
+class VocabPaths:
+    tokens: Path = arg("tokenized corpus directory (data/tokens)")
+    out: Path = arg("output directory for the vocabularies (data/vocab)")
+    reports: Path = arg("directory for gate reports (reports/validation)")
+
+
+def _token_lists(tokens_dir: Path, split: str, lang: str) -> list[list[str]]:
+    return [toks for toks, _ in read_tokenized(split_file(tokens_dir, split, lang, SUFFIX))]
+
+
+def build_vocabularies(data: DataConfig, cfg: VocabConfig, tokens_dir: Path) -> Vocabularies:
+    """Build the vocabularies (and BPE merges) from the train split of `tokens_dir`."""
+    src_lang, tgt_lang = data.src_lang, data.tgt_lang
+    train = {lang: _token_lists(tokens_dir, "train", lang) for lang in (src_lang, tgt_lang)}
+    bpe = None
+    if cfg.kind == "bpe":
+        words = Counter(t for lang in train for sent in train[lang] for t in sent)
+        bpe = BPE(learn_merges(words, cfg.bpe_merges, min_freq=max(cfg.min_freq, 2)))
+        log.info("learned %d BPE merges", len(bpe.merges))
+        train = {lang: [bpe.segment(s) for s in sents] for lang, sents in train.items()}
+    counts = {lang: Counter(t for sent in sents for t in sent) for lang, sents in train.items()}
+    # BPE pieces are kept whatever their frequency: min_freq already shaped the merges.
+    min_freq = 1 if bpe is not None else cfg.min_freq
+    if cfg.joint:
+        shared = Vocabulary.from_counts(counts[src_lang] + counts[tgt_lang], min_freq, cfg.max_size)
+        src = tgt = shared
+    else:
+        src = Vocabulary.from_counts(counts[src_lang], min_freq, cfg.max_size)
+        tgt = Vocabulary.from_counts(counts[tgt_lang], min_freq, cfg.max_size)
+    manifest = {
+        "kind": cfg.kind, "joint": cfg.joint, "src_lang": src_lang, "tgt_lang": tgt_lang,
+        "specials": list(SPECIALS),
+        "src": {"file": "src.vocab", "size": len(src), "sha256": src.sha256},
+        "tgt": {"file": "tgt.vocab", "size": len(tgt), "sha256": tgt.sha256},
+        "bpe": {"file": "bpe.merges", "merges": len(bpe.merges), "sha256": bpe.sha256} if bpe else None,
+    }
+    return Vocabularies(src, tgt, bpe, manifest)
+
+
+def oov_rate(vocabs: Vocabularies, vocab: Vocabulary, sentences: list[list[str]]) -> float:
+    ids = [i for sent in sentences for i in vocab.encode(vocabs.pieces(sent))]
+    return sum(i == UNK_ID for i in ids) / max(len(ids), 1)
+
+
+def gate_vocabularies(vocabs: Vocabularies, cfg: VocabConfig, tokens_dir: Path, gate: Gate) -> None:
+    import great_expectations as gx
+    import pandas as pd
+
+    for side, vocab, lang in (("src", vocabs.src, vocabs.manifest["src_lang"]),
+                              ("tgt", vocabs.tgt, vocabs.manifest["tgt_lang"])):
+        frame = pd.DataFrame({"id": range(len(vocab)), "symbol": vocab.itos})
+        upper = cfg.max_size + len(SPECIALS) if cfg.max_size else None
+        gate.expect(f"{side} ({lang})", frame, [
+            ("size", gx.expectations.ExpectTableRowCountToBeBetween(min_value=cfg.min_size, max_value=upper)),
+            ("unique symbols", gx.expectations.ExpectColumnValuesToBeUnique(column="symbol")),
+        ])
+        specials = tuple(vocab.itos[: len(SPECIALS)])
+        gate.check(f"{side} ({lang}): special ids", specials == SPECIALS,
+                   " ".join(f"{s}={i}" for i, s in enumerate(SPECIALS)),
+                   " ".join(f"{s}={i}" for i, s in enumerate(specials)))
+        rate = oov_rate(vocabs, vocab, _token_lists(tokens_dir, "val", lang))
+        gate.check(f"{side} ({lang}): val <unk> rate", rate <= cfg.max_oov_rate,
+                   f"<= {cfg.max_oov_rate:g}", f"{rate:.4f}")
+        gate.stats[side] = {"lang": lang, "size": len(vocab), "val_unk_rate": round(rate, 6)}
+
+
+def save_vocabularies(vocabs: Vocabularies, out_dir: Path) -> None:
+    """Replace `out_dir` with the vocabulary files and manifest, atomically."""
+    with staged_dir(out_dir) as tmp:
+        vocabs.src.save(tmp / "src.vocab")
+        vocabs.tgt.save(tmp / "tgt.vocab")
+        if vocabs.bpe is not None:
+            vocabs.bpe.save(tmp / "bpe.merges")
+        atomic_write_text(tmp / MANIFEST, json.dumps(vocabs.manifest, indent=2) + "\n")
+
+
+def vocab_stage(data: DataConfig, cfg: VocabConfig, tokens_dir: Path, out_dir: Path, report_dir: Path) -> Gate:
+    """Build, gate, then (only if the gate passed) write the vocabularies."""
+    vocabs = build_vocabularies(data, cfg, tokens_dir)
+    gate = Gate(REPORT_NAME)
+    gate.stats.update(kind=cfg.kind, joint=cfg.joint)
+    gate_vocabularies(vocabs, cfg, tokens_dir, gate)
+    gate.finish(report_dir)
+    save_vocabularies(vocabs, out_dir)
+    return gate
+
+
+def run(params: Params, paths: VocabPaths) -> Gate:
+    gate = vocab_stage(params.data, params.vocab, paths.tokens, paths.out, paths.reports)
+    log.info("vocabularies: src %d, tgt %d symbols", gate.stats["src"]["size"], gate.stats["tgt"]["size"])
+    return gate
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return stage_main("vocab", __doc__.split("\n\n")[0], VocabPaths, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

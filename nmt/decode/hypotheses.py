@@ -1,0 +1,60 @@
+"""The finished hypotheses of a beam search batch, for torch and numpy alike (torch-free).
+
+Beam search (Vaswani et al. 2017, 6.1) ranks finished hypotheses by log-probability / lp(Y)
+with the GNMT length penalty lp(Y) = ((5 + |Y|) / 6) ** alpha. `Finished` keeps them per
+sentence: candidates that end in </s> among a row's K best, and, when a sentence reaches
+its length limit, its live hypotheses as they stand. A sentence is done once it holds K.
+The arrays it reads (scores, beam and token ids, prefixes) may be torch tensors or numpy
+arrays: it only indexes them, so both searches share these rules exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+Rows = Any  # a (n, K...) torch tensor or numpy array, indexed [i, k]
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT: ((5 + |Y|) / 6) ** alpha."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+class Finished:
+    """Finished (score, ids) per sentence of a batch of `batch` sentences with `beam_size` beams."""
+
+    def __init__(self, batch: int, beam_size: int, alpha: float) -> None:
+        self.k, self.alpha = beam_size, alpha
+        self.hyps: list[list[tuple[float, list[int]]]] = [[] for _ in range(batch)]
+
+    def add_ended(self, step: int, alive: Sequence[int], scores: Rows, beams: Rows, is_eos: Rows, prefix: Rows) -> None:
+        """Candidates ending in </s> at `step`, counted only among each row's K best.
+
+        `scores`, `beams`, `is_eos`: (n, 2K) best candidates of the live sentences `alive`;
+        `prefix`: (n, K, step) their beams' tokens so far."""
+        penalty = length_penalty(step + 1, self.alpha)
+        for i, sent in enumerate(alive):
+            for rank in range(self.k):
+                if is_eos[i, rank]:
+                    self.hyps[sent].append((float(scores[i, rank]) / penalty, prefix[i, beams[i, rank]].tolist()))
+
+    def close(self, step: int, alive: Sequence[int], at_limit: Sequence[bool], scores: Rows, beams: Rows,
+              tokens: Rows, prefix: Rows) -> list[bool]:
+        """Sentences out of length keep their live hypotheses (the (n, K) continuations);
+        return, per live sentence, whether it is done."""
+        penalty = length_penalty(step + 1, self.alpha)
+        done = []
+        for i, sent in enumerate(alive):
+            if at_limit[i]:
+                for k in range(self.k):
+                    if scores[i, k] > -math.inf:
+                        ids = prefix[i, beams[i, k]].tolist() + [int(tokens[i, k])]
+                        self.hyps[sent].append((float(scores[i, k]) / penalty, ids))
+            done.append(bool(at_limit[i]) or len(self.hyps[sent]) >= self.k)
+        return done
+
+    def best(self) -> list[list[int]]:
+        """The highest-scoring hypothesis of each sentence ([] if none finished)."""
+        return [max(h, key=lambda x: x[0])[1] if h else [] for h in self.hyps]

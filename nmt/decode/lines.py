@@ -1,0 +1,81 @@
+"""User text to translations, whatever runs the model (torch or ONNX Runtime).
+
+`LineTranslator` is the text side shared by `nmt.decode.translator.Translator` (a model file,
+torch) and `nmt.runtime.translator.OnnxTranslator` (an ONNX package, no torch): tokenize each line, cut
+sources the model cannot take (with a warning naming the line), decode in length-sorted
+batches, detokenize, and keep line alignment (an empty line gives an empty line).
+Subclasses say how a batch of source ids is decoded. Torch-free.
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from nmt.text.detokenizer import Detokenizer
+from nmt.text.vocabularies import Vocabularies
+
+log = logging.getLogger(__name__)
+
+Tokenizer = Callable[[Iterable[str]], Iterable[tuple[list[str], str]]]
+Progress = Callable[[int], None]
+
+
+@dataclass(kw_only=True)
+class LineTranslator(ABC):
+    vocabs: Vocabularies  # tokens <-> ids
+    tokenize: Tokenizer  # source-language tokenizer: lines -> (tokens, whitespace flags)
+    detokenizer: Detokenizer  # output tokens -> text
+    beam_size: int = 4  # 1: greedy
+    alpha: float = 0.6  # GNMT length penalty
+    max_extra: int = 50  # output may be this many symbols longer than the input
+    batch_size: int = 64  # sentences decoded together
+
+    @property
+    @abstractmethod
+    def max_len(self) -> int:
+        """Longest sequence the model takes (its positional table)."""
+
+    @abstractmethod
+    def decode_batch(self, sources: list[list[int]]) -> list[list[int]]:
+        """Greedy (beam_size 1) or beam search over a batch of source id lists."""
+
+    @property
+    def max_source(self) -> int:
+        """Longest source in symbols (</s> included) whose output still fits the model."""
+        return self.max_len - 1 - self.max_extra
+
+    def source_ids(self, tokens: list[str], line: int | None = None) -> list[int]:
+        """Source ids (</s> included), cut to `max_source` with a warning naming `line` (1-based) if longer."""
+        ids = self.vocabs.source_ids(tokens)
+        if len(ids) > self.max_source:
+            if line is not None:
+                log.warning("line %d: %d symbols, more than the model takes (%d); translating the first %d",
+                            line, len(ids), self.max_source, self.max_source - 1)
+            ids = ids[: self.max_source - 1] + ids[-1:]
+        return ids
+
+    def search(self, lines: Sequence[str], progress: Progress | None = None
+               ) -> list[tuple[list[int], list[int]] | None]:
+        """(source ids, output ids) per input line; None for an empty line."""
+        sources = {i: self.source_ids(tokens, line=i + 1)
+                   for i, (tokens, _) in enumerate(self.tokenize(lines)) if tokens}
+        out: list[tuple[list[int], list[int]] | None] = [None] * len(lines)
+        order = sorted(sources, key=lambda i: len(sources[i]))
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start:start + self.batch_size]
+            for i, hyp in zip(rows, self.decode_batch([sources[i] for i in rows])):
+                out[i] = (sources[i], hyp)
+            if progress is not None:
+                progress(len(rows))
+        return out
+
+    def translate_tokens(self, lines: Sequence[str], progress: Progress | None = None) -> list[list[str]]:
+        """Output tokens per input line; [] for an empty line."""
+        return [[] if r is None else self.vocabs.output_tokens(r[1]) for r in self.search(lines, progress)]
+
+    def translate(self, lines: Sequence[str], progress: Progress | None = None) -> list[str]:
+        """One output line per input line."""
+        return [self.detokenizer(t) if t else "" for t in self.translate_tokens(lines, progress)]

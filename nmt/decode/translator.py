@@ -1,0 +1,55 @@
+"""Text in, text out with a model file: its tokenizer, the model, search, detokenization.
+
+`Translator.from_file(path)` loads a model file written by the train stage (weights,
+config, vocabularies, tokenizer settings, learned detokenizer). The line handling (empty
+lines, overlong lines, length-sorted batches) is `nmt.decode.lines.LineTranslator`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from nmt.config.evaluate import Decoding
+from nmt.decode.lines import LineTranslator
+from nmt.decode.search import beam_search, greedy
+from nmt.errors import DataError
+from nmt.model import checkpoint
+from nmt.model.transformer import Transformer
+from nmt.text.detokenizer import Detokenizer
+from nmt.text.tokenizer import make_tokenizer
+from nmt.text.vocabularies import pad_batch
+
+
+@dataclass(kw_only=True)
+class Translator(LineTranslator):
+    model: Transformer  # in eval mode
+
+    @classmethod
+    def from_file(cls, path: Path | str, decoding: Decoding = Decoding(), batch_size: int = 64) -> Translator:
+        """Load a final model file (train stage output) to decode with `decoding`."""
+        state = checkpoint.load(path)
+        if "text" not in state:
+            raise DataError(f"{path}: a training checkpoint, not a final model file (train stage output, "
+                            "e.g. models/model.pt), or written by an older version; re-run `dvc repro train`")
+        vocabs = checkpoint.vocabs_of(state)
+        model = Transformer(checkpoint.model_config_of(state), len(vocabs.src), len(vocabs.tgt))
+        model.load_state_dict(state["model"])
+        model.eval()
+        text = state["text"]
+        return cls(model=model, vocabs=vocabs, tokenize=make_tokenizer(text["src_lang"], text["lowercase"]),
+                   detokenizer=Detokenizer.from_dict(text["detokenizer"]), beam_size=decoding.beam_size,
+                   alpha=decoding.alpha, max_extra=decoding.max_extra, batch_size=batch_size)
+
+    @property
+    def max_len(self) -> int:
+        return self.model.cfg.max_len
+
+    def decode_batch(self, sources: list[list[int]]) -> list[list[int]]:
+        src = torch.from_numpy(pad_batch(sources))
+        with torch.no_grad():
+            if self.beam_size == 1:
+                return greedy(self.model, src, self.max_extra)
+            return beam_search(self.model, src, self.beam_size, self.alpha, self.max_extra)

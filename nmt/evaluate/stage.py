@@ -1,0 +1,155 @@
+"""Stage 6, evaluate: translate the test sets, score them, gate on a BLEU floor, write the reports.
+
+Per test set (params `evaluate.test_sets`): the validated source file is translated with
+beam search (paper defaults, section 6.1), the detokenized output is scored against the
+raw references (sacreBLEU + signature, chrF) and its tokens against the reference's spaCy
+tokens (NLTK corpus BLEU). Outputs, all written only after the gate passed:
+`reports/metrics.json` (DVC metrics), `reports/translations/<set>.txt`, `reports/bleu.md`,
+`reports/index.html`, `reports/attention/` (one page and heatmaps per sample) and
+`reports/assets/` (the pages' stylesheet and script).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from nmt.command import arg, stage_main
+from nmt.config.evaluate import EvaluateConfig
+from nmt.config.params import Params
+from nmt.decode.translator import Translator
+from nmt.errors import DataError
+from nmt.evaluate.attention import capture, plot_all
+from nmt.evaluate.report import attention_page, bleu_markdown, index_page, write_assets
+from nmt.evaluate.scoring import bleu_by_length, corpus_scores, sentence_bleu
+from nmt.files.atomic import atomic_write_text, staged_dir
+from nmt.files.lines import read_lines, split_file
+from nmt.gates.gate import Gate
+from nmt.gates.reports import read_gate_reports
+from nmt.text.tokenizer import SUFFIX, read_tokenized
+
+log = logging.getLogger(__name__)
+REPORT_NAME = "evaluate"
+LATER_GATES = ("export",)  # gates of later stages: from an earlier run, not shown
+
+
+@dataclass(frozen=True)
+class EvaluatePaths:
+    model: Path = arg("final model file (models/model.pt)")
+    data: Path = arg("validated corpus: sources and raw references (data/validated)")
+    tokens: Path = arg("tokenized corpus: spaCy tokens for NLTK BLEU (data/tokens)")
+    reports: Path = arg("report directory (reports)")
+    gates: Path = arg("gate reports directory (reports/validation)")
+    curves: Path | None = arg("training curves PNG to show in the report (reports/train/curves.png)", default=None)
+
+
+def _read(path: Path, what: str) -> list[str]:
+    if not path.is_file():
+        raise DataError(f"{path}: {what} not found; is the test set listed under data.corpora.<corpus>.splits "
+                        "in params.yaml, and have the data stages run (`dvc repro tokenize`)?")
+    return read_lines(path)
+
+
+def translate_test_set(translator: Translator, cfg: EvaluateConfig, name: str, data_dir: Path,
+                       tokens_dir: Path) -> dict[str, Any]:
+    """Translate and score one test set; everything the reports need, nothing written."""
+    src_lang, tgt_lang = translator.vocabs.src_lang, translator.vocabs.tgt_lang
+    sources = _read(split_file(data_dir, name, src_lang), "source file")
+    references = _read(split_file(data_dir, name, tgt_lang), "reference file")
+    ref_tokens = [t for t, _ in read_tokenized(_read_path(split_file(tokens_dir, name, tgt_lang, SUFFIX)))]
+    src_tokens = [t for t, _ in read_tokenized(_read_path(split_file(tokens_dir, name, src_lang, SUFFIX)))]
+    if not (len(sources) == len(references) == len(ref_tokens) == len(src_tokens)):
+        raise DataError(f"test set {name}: {len(sources)} source lines, {len(references)} reference lines, "
+                        f"{len(src_tokens)}/{len(ref_tokens)} tokenized lines in {tokens_dir}; re-run the data stages")
+    with tqdm(total=len(sources), unit="sent", desc=f"translate {name}", disable=None) as bar:
+        searched = translator.search(sources, progress=bar.update)
+    hyp_tokens = [[] if r is None else translator.vocabs.output_tokens(r[1]) for r in searched]
+    hypotheses = [translator.detokenizer(t) if t else "" for t in hyp_tokens]
+    scores = corpus_scores(hypotheses, references, hyp_tokens, ref_tokens)
+    sent = sentence_bleu(hypotheses, references)
+    rows = [{"test_set": name, "line": i + 1, "bleu": b, "source": s, "reference": r, "hypothesis": h}
+            for i, (b, s, r, h) in enumerate(zip(sent, sources, references, hypotheses))]
+    ranked = sorted(rows, key=lambda x: (x["bleu"], -x["line"]))
+    metrics = {"sacrebleu": scores.sacrebleu, "chrf": scores.chrf, "nltk_bleu": scores.nltk_bleu,
+               "sentences": scores.sentences, "sacrebleu_signature": scores.sacrebleu_signature,
+               "chrf_signature": scores.chrf_signature,
+               "decoding": {"beam_size": cfg.beam_size, "alpha": cfg.alpha, "max_extra": cfg.max_extra}}
+    detail = {"best": ranked[::-1][:cfg.samples], "worst": ranked[:cfg.samples],
+              "buckets": bleu_by_length(hypotheses, references, [len(t) for t in src_tokens])}
+    picks = [i for i, t in enumerate(src_tokens) if 0 < len(t) <= cfg.attention_max_tokens and searched[i]]
+    step = max(1, len(picks) // max(1, cfg.attention_samples))
+    attention = [dict(rows[i], ids=searched[i]) for i in picks[::step][:cfg.attention_samples]]
+    log.info("%s: sacreBLEU %.2f, chrF %.2f, NLTK BLEU %.2f (%d sentences)", name, scores.sacrebleu, scores.chrf,
+             scores.nltk_bleu, scores.sentences)
+    return {"metrics": metrics, "detail": detail, "hypotheses": hypotheses, "attention": attention}
+
+
+def _read_path(path: Path) -> Path:
+    if not path.is_file():
+        raise DataError(f"{path}: tokenized file not found; run the tokenize stage (`dvc repro tokenize`) with the "
+                        "test set listed under data.corpora.<corpus>.splits")
+    return path
+
+
+def _relative(path: Path, start: Path) -> str:
+    """`path` as a link from a page in `start` (POSIX separators)."""
+    return Path(os.path.relpath(Path(path).resolve(), Path(start).resolve())).as_posix()
+
+
+def evaluate_stage(cfg: EvaluateConfig, paths: EvaluatePaths) -> Gate:
+    """Translate, score and gate every test set; write metrics, translations and report pages."""
+    translator = Translator.from_file(paths.model, cfg.decoding, cfg.batch_size)
+    results = {name: translate_test_set(translator, cfg, name, paths.data, paths.tokens) for name in cfg.test_sets}
+    gate = Gate(REPORT_NAME)
+    for name, r in results.items():
+        gate.check(f"{name}: sacreBLEU floor", r["metrics"]["sacrebleu"] >= cfg.min_bleu,
+                   f">= {cfg.min_bleu:g}", f"{r['metrics']['sacrebleu']:.2f}")
+    metrics = {name: r["metrics"] for name, r in results.items()}
+    gate.stats.update(metrics=metrics, model=str(paths.model),
+                      empty_translations={n: sum(1 for h in r["hypotheses"] if not h) for n, r in results.items()})
+    reports_dir, gate_dir, curves = Path(paths.reports), Path(paths.gates), paths.curves
+    samples = [s for r in results.values() for s in r["attention"]]
+    details = {name: r["detail"] for name, r in results.items()}
+    curves_rel = _relative(curves, reports_dir) if curves is not None and Path(curves).is_file() else None
+    # Everything is rendered into staged directories first; a failure (or a failed gate)
+    # discards them, so the previous report stays whole.
+    with staged_dir(reports_dir / "attention") as att, staged_dir(reports_dir / "translations") as trans, \
+            staged_dir(reports_dir / "assets") as assets:
+        write_assets(assets)
+        for name, r in results.items():
+            (trans / f"{name}.txt").write_text("".join(h + "\n" for h in r["hypotheses"]), encoding="utf-8")
+        for k, s in enumerate(tqdm(samples, desc="attention plots", unit="sent", disable=None), start=1):
+            src_ids, out_ids = s.pop("ids")
+            maps = capture(translator.model, src_ids, out_ids, translator.vocabs.src, translator.vocabs.tgt)
+            s["page"] = f"sample-{k}.html"
+            files = plot_all(maps, att / f"sample-{k}")
+            (att / s["page"]).write_text(attention_page(s, files, f"sample-{k}"), encoding="utf-8")
+        gate.finish(gate_dir)  # raises GateError: the staged outputs are discarded
+        gates = [g for g in read_gate_reports(gate_dir) if g.stage not in LATER_GATES]
+        index = index_page(metrics, details, gates, _relative(gate_dir, reports_dir),
+                           curves_rel, samples)
+    atomic_write_text(reports_dir / "bleu.md", bleu_markdown(metrics, details))
+    atomic_write_text(reports_dir / "index.html", index)
+    atomic_write_text(reports_dir / "metrics.json", json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
+    log.info("report: %s", reports_dir / "index.html")
+    return gate
+
+
+def run(params: Params, paths: EvaluatePaths) -> Gate:
+    return evaluate_stage(params.evaluate, paths)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return stage_main("evaluate", __doc__.split("\n\n")[0], EvaluatePaths, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

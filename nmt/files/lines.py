@@ -1,0 +1,75 @@
+"""Reading and writing line-aligned text files, strictly (torch-free).
+
+Raw corpus files may be gzip-compressed (detected by magic bytes, not by name). Every
+line must be valid UTF-8; a bad byte, a truncated gzip or a missing file raises a
+`DataError` that names the file and the line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from nmt.errors import DataError
+from nmt.files.atomic import atomic_open
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == _GZIP_MAGIC
+
+
+def read_bytes(path: Path) -> bytes:
+    """Whole content of `path`, gunzipped if it is gzip; `DataError` on any failure."""
+    path = Path(path)
+    try:
+        if is_gzip(path):
+            with gzip.open(path, "rb") as fh:
+                return fh.read()
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found (run the previous stage first, e.g. `dvc repro`)") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise DataError(f"{path}: truncated or corrupt gzip ({exc}); delete it and run the download stage again") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read: {exc}") from None
+
+
+def read_lines(path: Path) -> list[str]:
+    """Lines of a UTF-8 text file (gzip or plain), without line terminators."""
+    return split_lines(read_bytes(path), path)
+
+
+def split_lines(data: bytes, path: Path | str) -> list[str]:
+    """Lines of UTF-8 `data` read from `path` (named in errors, e.g. "<stdin>"), without line
+    terminators; a final newline is optional."""
+    raw_lines = data.split(b"\n")
+    if raw_lines and raw_lines[-1] == b"":
+        raw_lines.pop()  # the file's final newline
+    lines = []
+    for lineno, raw in enumerate(raw_lines, start=1):
+        try:
+            lines.append(raw.decode("utf-8").rstrip("\r"))
+        except UnicodeDecodeError as exc:
+            raise DataError(
+                f"{path}:{lineno}: invalid UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1}); "
+                "the text must be UTF-8, one sentence per line: re-encode the file or fix that line"
+            ) from None
+    return lines
+
+
+def write_lines(path: Path, lines: Iterable[str]) -> None:
+    """Write one line per item, '\\n'-terminated, atomically."""
+    with atomic_open(path, "w") as fh:
+        for line in lines:
+            fh.write(line)
+            fh.write("\n")
+
+
+def split_file(directory: Path, split: str, lang: str, suffix: str = "") -> Path:
+    """Path of one language side of a split in a stage's output directory: `split.lang[suffix]`."""
+    return Path(directory) / f"{split}.{lang}{suffix}"

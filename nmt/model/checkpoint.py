@@ -1,0 +1,134 @@
+"""Self-describing, atomic checkpoints that can never execute code.
+
+A checkpoint is a dict of tensors and plain values, written to a temporary file and
+renamed, loaded with `torch.load(weights_only=True)`. It carries the weights, the model
+config, the vocabularies themselves (so a model file translates on its own) with their
+SHA-256, and for resuming: step, epoch, position in the epoch's batches, optimizer and
+scheduler state, RNG states, early-stopping state and the metric history.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from nmt.config.loader import from_dict
+from nmt.config.model import ModelConfig
+from nmt.errors import DataError
+from nmt.files.atomic import atomic_open
+from nmt.text.subword import BPE
+from nmt.text.vocab import Vocabulary
+from nmt.text.vocabularies import Vocabularies
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+_EPOCH_FILE = re.compile(r"^epoch-\d{4}-step-(?P<step>\d{8})\.pt$")
+_STEP_FILE = re.compile(r"^step-(?P<step>\d{8})\.pt$")
+
+
+def save(path: Path, state: dict[str, Any]) -> None:
+    with atomic_open(path, "wb") as fh:
+        torch.save(state, fh)
+
+
+def load(path: Path) -> dict[str, Any]:
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such checkpoint; train a model first (`dvc repro train`)") from None
+    except Exception as exc:  # unpickling errors of every kind: truncated, foreign, unsafe
+        raise DataError(f"{path}: not a loadable checkpoint ({type(exc).__name__}: {exc})") from None
+    if not isinstance(state, dict) or state.get("format") != FORMAT:
+        raise DataError(f"{path}: not an nmt checkpoint of format {FORMAT}")
+    return state
+
+
+def vocab_payload(vocabs: Vocabularies) -> dict[str, Any]:
+    return {"src": vocabs.src.itos, "tgt": vocabs.tgt.itos, "manifest": vocabs.manifest,
+            "bpe": [list(m) for m in vocabs.bpe.merges] if vocabs.bpe is not None else None}
+
+
+def model_payload(model: torch.nn.Module, cfg: ModelConfig, vocabs: Vocabularies) -> dict[str, Any]:
+    """What a model file needs to translate: weights, config, vocabularies."""
+    return {"format": FORMAT, "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+            "model_config": asdict(cfg), "vocab": vocab_payload(vocabs)}
+
+
+def vocabs_of(state: dict[str, Any]) -> Vocabularies:
+    v = state["vocab"]
+    bpe = BPE([tuple(m) for m in v["bpe"]]) if v["bpe"] is not None else None
+    return Vocabularies(Vocabulary(v["src"]), Vocabulary(v["tgt"]), bpe, v["manifest"])
+
+
+def model_config_of(state: dict[str, Any]) -> ModelConfig:
+    return from_dict(ModelConfig, state["model_config"], key="model_config", source="checkpoint")
+
+
+def check_vocab_hashes(state: dict[str, Any], vocabs: Vocabularies, path: Path) -> None:
+    """The checkpoint's vocabularies must be the ones on disk (same SHA-256)."""
+    mine = state["vocab"]["manifest"]
+    for side in ("src", "tgt"):
+        if mine[side]["sha256"] != vocabs.manifest[side]["sha256"]:
+            raise DataError(f"{path}: {side} vocabulary {mine[side]['sha256'][:12]}... differs from data/vocab "
+                            f"({vocabs.manifest[side]['sha256'][:12]}...); the vocabulary was rebuilt, so "
+                            "delete models/checkpoints to train from scratch")
+
+
+class CheckpointDir:
+    """Epoch-end checkpoints `epoch-EEEE-step-SSSSSSSS.pt` (the newest `keep` are kept),
+    one rolling mid-epoch `step-SSSSSSSS.pt` (periodic saves, interruptions) and `best.pt`."""
+
+    def __init__(self, root: Path, keep: int) -> None:
+        self.root, self.keep = Path(root), keep
+
+    def _files(self, pattern: re.Pattern[str]) -> list[tuple[int, Path]]:
+        if not self.root.is_dir():
+            return []
+        found = [(m, p) for p in self.root.iterdir() if (m := pattern.match(p.name))]
+        return sorted((int(m.group("step")), p) for m, p in found)
+
+    def epochs(self) -> list[Path]:
+        return [p for _, p in self._files(_EPOCH_FILE)]
+
+    def latest(self) -> Path | None:
+        """The checkpoint with the most updates, epoch-end or mid-epoch."""
+        found = self._files(_EPOCH_FILE) + self._files(_STEP_FILE)
+        return max(found)[1] if found else None
+
+    def clear(self) -> None:
+        """Remove every checkpoint (they belong to another configuration)."""
+        for _, path in self._files(_EPOCH_FILE) + self._files(_STEP_FILE):
+            path.unlink()
+        (self.root / "best.pt").unlink(missing_ok=True)
+
+    def write(self, state: dict[str, Any], epoch_end: bool, best: bool = False) -> Path:
+        step = state["step"]
+        name = f"epoch-{state['epoch']:04d}-step-{step:08d}.pt" if epoch_end else f"step-{step:08d}.pt"
+        path = self.root / name
+        save(path, state)
+        if best:
+            save(self.root / "best.pt", state)
+        for s, old in self._files(_STEP_FILE):  # a newer save supersedes every rolling one
+            if old != path:
+                old.unlink()
+        for old in self.epochs()[: -self.keep]:
+            old.unlink()
+        return path
+
+
+def average(paths: list[Path]) -> dict[str, torch.Tensor]:
+    """Element-wise mean of the weights of several checkpoints (paper section 6.1)."""
+    states = [load(p)["model"] for p in paths]
+    out = {}
+    for key, first in states[0].items():
+        if first.is_floating_point():
+            out[key] = sum(s[key].double() for s in states).div(len(states)).to(first.dtype)
+        else:
+            out[key] = first
+    return out

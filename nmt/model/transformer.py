@@ -1,0 +1,151 @@
+"""The Transformer of "Attention Is All You Need" (Vaswani et al. 2017), section 3.
+
+`encode()` maps source ids to memory (3.1, encoder); `decode()` maps memory and the shifted
+target to next-token logits (3.1, decoder; 3.4, softmax). Embeddings are scaled by
+sqrt(d_model) and share weights with the output projection (and, with one vocabulary, the
+source embedding) as in 3.4. `decode_step()` decodes one more position from a `KVCache`,
+so search never recomputes the prefix. `build_model()` is the one factory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from nmt.config.model import ModelConfig
+from nmt.errors import ConfigError
+from nmt.model.layers import (
+    DecoderLayer,
+    EncoderLayer,
+    MultiHeadAttention,
+    padding_mask,
+    sinusoidal_table,
+)
+from nmt.text.vocab import PAD_ID, Vocabulary
+
+__all__ = ["KVCache", "ModelConfig", "Transformer", "build_model", "padding_mask"]
+
+
+@dataclass
+class KVCache:
+    """Keys/values for incremental decoding, stacked over decoder layers.
+
+    self_k/self_v grow by one position per step: (L, B, h, P, d_k); cross_k/cross_v are
+    the projected encoder memory, computed once per source: (L, B, h, S, d_k).
+    """
+
+    self_k: Tensor
+    self_v: Tensor
+    cross_k: Tensor
+    cross_v: Tensor
+
+    def select(self, index: Tensor) -> KVCache:
+        """Keep / reorder batch rows (finished sentences, beam search)."""
+        return KVCache(*(t.index_select(1, index) for t in (self.self_k, self.self_v, self.cross_k, self.cross_v)))
+
+
+class Transformer(nn.Module):
+    def __init__(self, cfg: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.src_embed = nn.Embedding(src_vocab_size, cfg.d_model, padding_idx=PAD_ID)
+        self.tgt_embed = self.src_embed if cfg.tie_source else nn.Embedding(tgt_vocab_size, cfg.d_model, padding_idx=PAD_ID)
+        self.register_buffer("pe", sinusoidal_table(cfg.max_len, cfg.d_model), persistent=False)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_layers))
+        self.decoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_layers))
+        # pre-norm leaves the residual stream un-normalised: one final LayerNorm per stack
+        self.enc_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
+        self.dec_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
+        self.generator = nn.Linear(cfg.d_model, tgt_vocab_size, bias=False)
+        for p in self.parameters():
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+        if cfg.tie_output:
+            self.generator.weight = self.tgt_embed.weight
+        with torch.no_grad():
+            self.src_embed.weight[PAD_ID].zero_()
+            self.tgt_embed.weight[PAD_ID].zero_()
+
+    def embed(self, embedding: nn.Embedding, ids: Tensor, start: int = 0) -> Tensor:
+        """Embedding * sqrt(d_model) + positional encoding, then dropout (3.4, 3.5, 5.4)."""
+        T = ids.shape[1]
+        if start + T > self.cfg.max_len:
+            raise ValueError(f"sequence of {start + T} positions exceeds model.max_len={self.cfg.max_len}")
+        return self.drop(embedding(ids) * math.sqrt(self.cfg.d_model) + self.pe[start:start + T])
+
+    def encode(self, src: Tensor, src_mask: Tensor) -> Tensor:
+        """(B, S) ids, (B, 1, 1, S) mask -> memory (B, S, d_model)."""
+        x = self.embed(self.src_embed, src)
+        for layer in self.encoder:
+            x = layer(x, src_mask)
+        return self.enc_norm(x)
+
+    def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, keep: Tensor | None = None) -> Tensor:
+        """(B, T) shifted target ids + memory -> logits (B, T, V); position t sees targets <= t.
+
+        With `keep` (B, T) bool, only the kept positions are projected: logits (N, V). Training
+        passes the non-pad positions, so the largest matmul skips padding."""
+        x = self.embed(self.tgt_embed, tgt_in)
+        for layer in self.decoder:
+            x, _ = layer(x, layer.cross_attn.project_kv(memory), src_mask)
+        x = self.dec_norm(x)
+        return self.generator(x if keep is None else x[keep])
+
+    def forward(self, src: Tensor, tgt_in: Tensor, keep: Tensor | None = None) -> Tensor:
+        src_mask = padding_mask(src)
+        return self.decode(tgt_in, self.encode(src, src_mask), src_mask, keep)
+
+    def init_cache(self, memory: Tensor) -> KVCache:
+        """Empty self-attention cache; cross-attention keys/values of `memory`, once."""
+        cross = [layer.cross_attn.project_kv(memory) for layer in self.decoder]
+        cross_k, cross_v = torch.stack([k for k, _ in cross]), torch.stack([v for _, v in cross])
+        L, B, h, _, d_k = cross_k.shape
+        empty = cross_k.new_zeros(L, B, h, 0, d_k)
+        return KVCache(empty, empty, cross_k, cross_v)
+
+    def decode_step(self, last: Tensor, cache: KVCache, src_mask: Tensor) -> tuple[Tensor, KVCache]:
+        """(B, 1) newest target ids -> logits (B, V) for the next position, and the grown cache."""
+        x = self.embed(self.tgt_embed, last, start=cache.self_k.shape[3])
+        keys, values = [], []
+        for i, layer in enumerate(self.decoder):
+            x, (k, v) = layer(x, (cache.cross_k[i], cache.cross_v[i]), src_mask, (cache.self_k[i], cache.self_v[i]))
+            keys.append(k)
+            values.append(v)
+        logits = self.generator(self.dec_norm(x))[:, -1]
+        return logits, KVCache(torch.stack(keys), torch.stack(values), cache.cross_k, cache.cross_v)
+
+    @contextmanager
+    def capture_attention(self) -> Iterator[dict[str, list[Tensor]]]:
+        """Keep attention weights of the forward passes run inside the block (reports).
+
+        Yields a dict filled on exit: encoder / decoder_self / cross -> one (B, h, Tq, Tk)
+        tensor per layer. Outside the block attention runs through the fused kernel.
+        """
+        modules = [m for m in self.modules() if isinstance(m, MultiHeadAttention)]
+        weights: dict[str, list[Tensor]] = {}
+        for m in modules:
+            m.capture, m.weights = True, None
+        try:
+            yield weights
+        finally:
+            for m in modules:
+                m.capture = False
+            weights["encoder"] = [layer.self_attn.weights for layer in self.encoder]
+            weights["decoder_self"] = [layer.self_attn.weights for layer in self.decoder]
+            weights["cross"] = [layer.cross_attn.weights for layer in self.decoder]
+            for m in modules:
+                m.weights = None
+
+
+def build_model(cfg: ModelConfig, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> Transformer:
+    """The one factory: checks that the configured weight tying fits the vocabularies."""
+    if cfg.tie_source and src_vocab != tgt_vocab:
+        raise ConfigError(f"model.tie_source: sharing source and target embeddings needs one vocabulary "
+                          f"(set vocab.joint: true); got {len(src_vocab)} source and {len(tgt_vocab)} target symbols")
+    return Transformer(cfg, len(src_vocab), len(tgt_vocab))

@@ -1,0 +1,98 @@
+"""ONNX Runtime sessions for the two graphs, and the model interface search decodes with.
+
+`OnnxModel` opens the encoder and decoder-step graphs; `device="auto"` uses CUDA when a
+session really runs on it, else the CPU, without printing ONNX Runtime's errors about
+missing CUDA libraries; `threads` sets ONNX Runtime's intra-op threads (0: its default).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nmt.errors import DataError, NmtError
+from nmt.runtime import search as onnx_search
+from nmt.runtime.package import REEXPORT
+
+log = logging.getLogger(__name__)
+
+
+def _session(path: Path, providers: list[str], threads: int) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.log_severity_level = 3
+    # Search runs numpy between the many small session runs; spinning worker threads would
+    # take the CPU from it (measured: 2 threads with spinning were slower than 1 without).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(path), options, providers=providers)
+
+
+def open_sessions(paths: Sequence[Path], device: str = "auto", threads: int = 0) -> list[Any]:
+    """ONNX Runtime sessions for `paths`, on CUDA when it really works (`auto`), else the CPU."""
+    import onnxruntime as ort
+
+    if device not in ("auto", "cpu", "cuda"):
+        raise NmtError(f"device {device!r}: expected auto, cpu or cuda")
+    cpu = ["CPUExecutionProvider"]
+    if device == "cpu" or "CUDAExecutionProvider" not in ort.get_available_providers():
+        if device == "cuda":
+            raise NmtError("device cuda: this onnxruntime has no CUDA execution provider; install onnxruntime-gpu")
+        return [_session(p, cpu, threads) for p in paths]
+    # onnxruntime-gpu lists CUDA even without a GPU, and logs an error when it falls back:
+    # probe silently, then keep the providers that the first session really got.
+    with contextlib.suppress(Exception), contextlib.redirect_stdout(io.StringIO()):
+        ort.preload_dlls()  # CUDA/cuDNN from pip's nvidia packages, where there are any
+    ort.set_default_logger_severity(4)
+    try:
+        first = _session(paths[0], ["CUDAExecutionProvider", *cpu], threads)
+    finally:
+        ort.set_default_logger_severity(3)
+    on_cuda = first.get_providers()[0] == "CUDAExecutionProvider"
+    if device == "cuda" and not on_cuda:
+        raise NmtError("device cuda: the CUDA execution provider does not work here (no GPU, or CUDA/cuDNN "
+                       "libraries missing); use --device cpu or auto")
+    log.info("ONNX Runtime on %s", "CUDA" if on_cuda else "CPU")
+    providers = ["CUDAExecutionProvider", *cpu] if on_cuda else cpu
+    return [first] + [_session(p, providers, threads) for p in paths[1:]]
+
+
+class OnnxModel:
+    """The encoder and decoder-step sessions; the interface `nmt.onnx_search` decodes with."""
+
+    def __init__(self, encoder: Path, decoder_step: Path, max_len: int, device: str = "auto", threads: int = 0) -> None:
+        self.encoder, self.decoder = open_sessions([encoder, decoder_step], device, threads)
+        self.max_len = max_len
+        for session, path, wanted in ((self.encoder, encoder, {"src"}),
+                                      (self.decoder, decoder_step, {"tokens", "src_mask", "self_k", "self_v"})):
+            have = {i.name for i in session.get_inputs()}
+            if not wanted <= have:
+                raise DataError(f"{path}: graph inputs {sorted(have)} lack {sorted(wanted - have)}; {REEXPORT}")
+
+    @property
+    def providers(self) -> list[str]:
+        return list(self.decoder.get_providers())
+
+    def encode(self, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        cross_k, cross_v = self.encoder.run(None, {"src": src})
+        return cross_k, cross_v
+
+    def step(self, tokens: np.ndarray, src_mask: np.ndarray, self_k: np.ndarray, self_v: np.ndarray,
+             cross_k: np.ndarray, cross_v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        logits, new_k, new_v = self.decoder.run(None, {"tokens": tokens, "src_mask": src_mask, "self_k": self_k,
+                                                       "self_v": self_v, "cross_k": cross_k, "cross_v": cross_v})
+        return logits, new_k, new_v
+
+    def greedy(self, src: np.ndarray, max_extra: int = 50) -> list[list[int]]:
+        return onnx_search.greedy(self, src, max_extra)
+
+    def beam_search(self, src: np.ndarray, beam_size: int = 4, alpha: float = 0.6, max_extra: int = 50
+                    ) -> list[list[int]]:
+        return onnx_search.beam_search(self, src, beam_size, alpha, max_extra)

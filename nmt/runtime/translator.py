@@ -1,0 +1,57 @@
+"""Translation with the exported ONNX package: numpy + ONNX Runtime, no torch.
+
+`OnnxTranslator.from_dir("models/onnx")` reads the package written by the export stage
+(`nmt.runtime.package`: every file checked against its card), opens the two graphs
+(`nmt.runtime.session`) and translates text to text exactly as `nmt translate` does with the
+model file: spaCy tokenization with the recorded settings, vocabulary (and BPE) lookup,
+greedy or beam search (`nmt.runtime.search`), detokenization. Empty lines stay empty; lines
+longer than the model takes are truncated with a warning naming the line. Installable
+without torch: `pip install "nmt[runtime]"`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from nmt.decode.lines import LineTranslator
+from nmt.runtime.package import Package, load_package
+from nmt.runtime.session import OnnxModel
+from nmt.text.detokenizer import Detokenizer
+from nmt.text.tokenizer import make_tokenizer
+from nmt.text.vocabularies import pad_batch
+
+
+@dataclass(kw_only=True)
+class OnnxTranslator(LineTranslator):
+    """Text in, text out, like `nmt.decode.translator.Translator`, on ONNX Runtime."""
+
+    package: Package
+    model: OnnxModel
+
+    @classmethod
+    def from_dir(cls, path: Path, *, device: str = "auto", threads: int = 0, int8: bool = False,
+                 beam_size: int | None = None, alpha: float | None = None, max_extra: int | None = None,
+                 batch_size: int = 64) -> OnnxTranslator:
+        """Load a verified package; decoding options default to the card's."""
+        package = load_package(path)
+        model = OnnxModel(package.graph("encoder", int8), package.graph("decoder_step", int8),
+                          package.card["model"]["max_len"], device, threads)
+        defaults = package.card["decoding"]
+        tok = package.tokenizer
+        return cls(package=package, model=model, vocabs=package.vocabs,
+                   tokenize=make_tokenizer(tok["src_lang"], tok["lowercase"]),
+                   detokenizer=Detokenizer.from_dict(tok["detokenizer"]),
+                   beam_size=beam_size if beam_size is not None else defaults["beam_size"],
+                   alpha=alpha if alpha is not None else defaults["alpha"],
+                   max_extra=max_extra if max_extra is not None else defaults["max_extra"], batch_size=batch_size)
+
+    @property
+    def max_len(self) -> int:
+        return self.model.max_len
+
+    def decode_batch(self, sources: list[list[int]]) -> list[list[int]]:
+        src = pad_batch(sources)
+        if self.beam_size == 1:
+            return self.model.greedy(src, self.max_extra)
+        return self.model.beam_search(src, self.beam_size, self.alpha, self.max_extra)

@@ -1,0 +1,135 @@
+"""Byte-pair-encoding subwords (Sennrich et al. 2016) learned on top of spaCy tokens.
+
+A token is split into characters, every character but the first marked as a continuation
+with the prefix "##" ("läuft" -> l ##ä ##u ##f ##t); merges join the most frequent
+adjacent pair, over and over. Learning is deterministic (ties go to the alphabetically
+first pair) and incremental (only words that contain the merged pair are touched), so
+Multi30k's 8k merges take seconds. `merge_pieces()` reverses the split: a piece starting
+with "##" continues the previous token. (A literal token that itself starts with "##"
+would be glued to its neighbour on the way back; such tokens do not occur in captions.)
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+from nmt.errors import DataError
+from nmt.files.lines import read_lines
+from nmt.text.vocab import HashedText
+
+CONT = "##"  # continuation prefix of every piece that does not start a token
+HEADER = "#bpe-merges v1"
+Pair = tuple[str, str]
+
+
+def split_chars(token: str) -> tuple[str, ...]:
+    return (token[0],) + tuple(CONT + c for c in token[1:]) if token else ()
+
+
+def join_pair(a: str, b: str) -> str:
+    return a + b[len(CONT):]
+
+
+def learn_merges(word_counts: Counter[str], num_merges: int, min_freq: int = 2) -> list[Pair]:
+    """The first `num_merges` merges (fewer if no pair is seen `min_freq` times)."""
+    words = [list(split_chars(w)) for w in word_counts]
+    freqs = list(word_counts.values())
+    pair_counts: Counter[Pair] = Counter()
+    where: dict[Pair, set[int]] = defaultdict(set)
+    for i, syms in enumerate(words):
+        for pair in zip(syms, syms[1:]):
+            pair_counts[pair] += freqs[i]
+            where[pair].add(i)
+    heap = [(-n, pair) for pair, n in pair_counts.items()]
+    heapq.heapify(heap)
+    merges: list[Pair] = []
+    while len(merges) < num_merges and heap:
+        neg, pair = heapq.heappop(heap)
+        if pair_counts.get(pair, 0) != -neg:
+            continue  # stale heap entry
+        if -neg < min_freq:
+            break
+        merges.append(pair)
+        merged = join_pair(*pair)
+        touched: set[Pair] = set()
+        for i in list(where[pair]):
+            syms, f = words[i], freqs[i]
+            for p in zip(syms, syms[1:]):
+                pair_counts[p] -= f
+                touched.add(p)
+            words[i] = syms = _apply(syms, pair, merged)
+            for p in zip(syms, syms[1:]):
+                pair_counts[p] += f
+                where[p].add(i)
+                touched.add(p)
+        del pair_counts[pair], where[pair]
+        for p in touched - {pair}:
+            if pair_counts[p] > 0:
+                heapq.heappush(heap, (-pair_counts[p], p))
+    return merges
+
+
+def _apply(syms: list[str], pair: Pair, merged: str) -> list[str]:
+    out, i = [], 0
+    while i < len(syms):
+        if i + 1 < len(syms) and syms[i] == pair[0] and syms[i + 1] == pair[1]:
+            out.append(merged)
+            i += 2
+        else:
+            out.append(syms[i])
+            i += 1
+    return out
+
+
+class BPE(HashedText):
+    """Applies learned merges to tokens, lowest-ranked pair first (as learned)."""
+
+    def __init__(self, merges: list[Pair]) -> None:
+        self.merges = list(merges)
+        self.ranks = {pair: r for r, pair in enumerate(self.merges)}
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def segment_token(self, token: str) -> tuple[str, ...]:
+        if token in self._cache:
+            return self._cache[token]
+        syms = list(split_chars(token))
+        while len(syms) > 1:
+            pair = min(zip(syms, syms[1:]), key=lambda p: self.ranks.get(p, len(self.ranks)))
+            if pair not in self.ranks:
+                break
+            syms = _apply(syms, pair, join_pair(*pair))
+        self._cache[token] = result = tuple(syms)
+        return result
+
+    def segment(self, tokens: Iterable[str]) -> list[str]:
+        return [piece for tok in tokens for piece in self.segment_token(tok)]
+
+    def text(self) -> str:
+        return HEADER + "\n" + "".join(f"{a} {b}\n" for a, b in self.merges)
+
+    @classmethod
+    def load(cls, path: Path) -> BPE:
+        lines = read_lines(path)
+        if not lines or lines[0] != HEADER:
+            raise DataError(f"{path}:1: not a BPE merges file (expected header {HEADER!r}); re-run the vocab stage")
+        merges = []
+        for lineno, line in enumerate(lines[1:], start=2):
+            parts = line.split(" ")
+            if len(parts) != 2:
+                raise DataError(f"{path}:{lineno}: expected two symbols separated by one space")
+            merges.append((parts[0], parts[1]))
+        return cls(merges)
+
+
+def merge_pieces(pieces: Iterable[str]) -> list[str]:
+    """Join subword pieces back into tokens."""
+    tokens: list[str] = []
+    for piece in pieces:
+        if piece.startswith(CONT) and tokens:
+            tokens[-1] += piece[len(CONT):]
+        else:
+            tokens.append(piece)
+    return tokens

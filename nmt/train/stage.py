@@ -1,0 +1,131 @@
+"""Stage 5, train: train the Transformer (params: model, train), then write the final model, gated.
+
+The loop is `nmt.train.loop.train()`. After it, the final weights are the average of the
+last `average_last` epoch checkpoints (paper 6.1), or the best / last. They are written as a
+self-contained model file (weights, config, vocabularies, tokenizer settings and a
+detokenizer learned from the training targets) and gated: the training loss stayed finite,
+the validation loss of the final model is below `train.max_val_loss`, and the file loads
+with `torch.load(weights_only=True)` with vocabularies matching data/vocab.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from nmt.command import arg, stage_main
+from nmt.config.data import TokenizeConfig
+from nmt.config.model import ModelConfig
+from nmt.config.params import Params
+from nmt.config.train import TrainConfig
+from nmt.files.lines import split_file
+from nmt.gates.gate import Gate
+from nmt.model import checkpoint
+from nmt.model.transformer import Transformer
+from nmt.text.detokenizer import Detokenizer
+from nmt.text.tokenizer import SUFFIX, read_tokenized
+from nmt.text.vocabularies import load_vocabularies
+from nmt.train.batching import load_pairs
+from nmt.train.distributed import init_distributed, shutdown
+from nmt.train.loop import Progress, train
+from nmt.train.loss import LabelSmoothingKL
+from nmt.train.monitor import plot_curves, validation_loss
+
+log = logging.getLogger(__name__)
+
+REPORT_NAME = "train"
+
+
+def final_weights(model: Transformer, cfg: TrainConfig, ckpt_dir: checkpoint.CheckpointDir) -> str:
+    """Load the configured final weights into `model`; return how they were chosen."""
+    epochs = ckpt_dir.epochs()
+    if cfg.average_last > 1 and len(epochs) >= 2:
+        chosen = epochs[-cfg.average_last:]
+        model.load_state_dict(checkpoint.average(chosen))
+        return f"average of {len(chosen)} epoch checkpoints ({chosen[0].name} .. {chosen[-1].name})"
+    best = ckpt_dir.root / "best.pt"
+    if cfg.average_last == 0 and best.is_file():
+        model.load_state_dict(checkpoint.load(best)["model"])
+        return "best epoch checkpoint"
+    return "weights at the end of training"
+
+
+@dataclass(frozen=True)
+class TrainPaths:
+    vocab: Path = arg("vocab stage output (data/vocab)")
+    tokens: Path = arg("tokenize stage output (data/tokens)")
+    checkpoints: Path = arg("checkpoint directory; an interrupted run resumes from it (models/checkpoints)")
+    model: Path = arg("final model file to write (models/model.pt)")
+    reports: Path = arg("directory for gate reports (reports/validation)")
+    train_reports: Path = arg("directory for curves and DVCLive metrics (reports/train)")
+
+
+def train_stage(model_cfg: ModelConfig, cfg: TrainConfig, tokenize_cfg: TokenizeConfig, paths: TrainPaths
+                ) -> Gate | None:
+    """Train, pick the final weights, gate them, write the model file and curves (rank 0)."""
+    model, prog = train(model_cfg, cfg, paths.vocab, paths.tokens, paths.checkpoints,
+                        live_dir=Path(paths.train_reports) / "live")
+    info = init_distributed("cpu")  # already initialised by train(); just read rank / world
+    try:
+        return _finish(model, prog, model_cfg, cfg, tokenize_cfg, paths) if info.main else None
+    finally:
+        shutdown(info)
+
+
+def _finish(model: Transformer, prog: Progress, model_cfg: ModelConfig, cfg: TrainConfig,
+            tokenize_cfg: TokenizeConfig, paths: TrainPaths) -> Gate:
+    how = final_weights(model, cfg, checkpoint.CheckpointDir(paths.checkpoints, cfg.keep_last))
+    vocabs = load_vocabularies(paths.vocab)
+    device = next(model.parameters()).device
+    val_loss = validation_loss(model, load_pairs(paths.tokens, "val", vocabs),
+                               LabelSmoothingKL(len(vocabs.tgt), cfg.label_smoothing), cfg.max_tokens,
+                               device, device.type == "cuda")
+    gate = Gate(REPORT_NAME)
+    losses = [h["train_loss"] for h in prog.history if "train_loss" in h]
+    gate.check("training loss finite", bool(losses) and all(math.isfinite(x) for x in losses),
+               "every logged training loss finite", f"{len(losses)} logged, last {losses[-1] if losses else None}")
+    gate.check("final validation loss", math.isfinite(val_loss) and val_loss < cfg.max_val_loss,
+               f"< {cfg.max_val_loss:g} per token", f"{val_loss:.4f}")
+    state = checkpoint.model_payload(model, model_cfg, vocabs)
+    detok = Detokenizer.learn(read_tokenized(split_file(paths.tokens, "train", vocabs.tgt_lang, SUFFIX)))
+    state.update(final={"how": how, "step": prog.step, "epoch": prog.epoch, "val_loss": val_loss},
+                 history=prog.history,
+                 text={"src_lang": vocabs.src_lang, "tgt_lang": vocabs.tgt_lang,
+                       "lowercase": tokenize_cfg.lowercase, "detokenizer": detok.to_dict()})
+    staged = Path(paths.model).with_suffix(".candidate.pt")
+    checkpoint.save(staged, state)
+    try:  # the file must load safely and describe the vocabularies on disk
+        reloaded = checkpoint.load(staged)
+        checkpoint.check_vocab_hashes(reloaded, vocabs, staged)
+        ok, observed = True, "loads with weights_only=True; vocab SHA-256 match"
+    except Exception as exc:  # any failure here is the gate's finding
+        ok, observed = False, str(exc)
+    gate.check("model file", ok, "loadable, vocabularies match data/vocab", observed)
+    gate.stats.update(final_weights=how, updates=prog.step, epochs=prog.epoch, val_loss=val_loss,
+                      last_epoch=next((h for h in reversed(prog.history) if "val_loss" in h), None))
+    plot_curves(prog.history, Path(paths.train_reports) / "curves.png")
+    try:
+        gate.finish(paths.reports)
+    except Exception:
+        staged.unlink(missing_ok=True)
+        raise
+    staged.replace(paths.model)
+    log.info("final model (%s) written to %s; validation loss %.4f", how, paths.model, val_loss)
+    return gate
+
+
+def run(params: Params, paths: TrainPaths) -> Gate | None:
+    return train_stage(params.model, params.train, params.tokenize, paths)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Multi-GPU: `torchrun --nproc_per_node N -m nmt.train.stage ...` (the arguments of dvc.yaml)."""
+    return stage_main("train", __doc__.split("\n\n")[0], TrainPaths, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

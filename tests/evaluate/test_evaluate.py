@@ -1,0 +1,237 @@
+"""The evaluate stage: scores labelled and on a 0-100 scale, reports written, BLEU-floor gate."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import sacrebleu
+
+from nmt.config.data import TokenizeConfig
+from nmt.config.evaluate import Decoding, EvaluateConfig
+from nmt.config.loader import InvalidValue
+from nmt.config.model import ModelConfig
+from nmt.decode.translator import Translator
+from nmt.errors import DataError, GateError
+from nmt.evaluate.attention import KINDS, capture
+from nmt.evaluate.scoring import bleu_by_length, corpus_scores, sentence_bleu
+from nmt.evaluate.stage import EvaluatePaths, evaluate_stage
+from nmt.train.stage import TrainPaths, train_stage
+from support.train import copy_corpus, tiny_train, write_split
+
+N_TEST = 40
+
+
+def _sentence(rng: random.Random) -> list[str]:
+    return [f"s{rng.randrange(10)}" for _ in range(10)]  # the length the model was trained on
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A copy-task model file, a validated test set (raw text) and its tokens."""
+    root = tmp_path_factory.mktemp("evaluate")
+    tokens, vocab = copy_corpus(root / "corpus", n_train=2000, n_val=40, seed=3)
+    cfg = tiny_train(max_tokens=1200, epochs=8, warmup=100, lr_factor=0.5, val_bleu_sentences=0, log_every=50,
+                     num_threads=0, average_last=1, keep_last=1)
+    model_cfg = ModelConfig(n_layers=2, d_model=64, n_heads=4, d_ff=128, dropout=0.0, max_len=64)
+    reports = root / "reports"
+    train_stage(model_cfg, cfg, TokenizeConfig(), TrainPaths(vocab, tokens, root / "ckpt", root / "model.pt", reports / "validation", reports / "train"))
+    rng = random.Random(11)
+    sents = [_sentence(rng) for _ in range(N_TEST)]
+    write_split(tokens, "test", sents, sents)
+    data = root / "validated"
+    data.mkdir()
+    for lang in ("de", "en"):
+        (data / f"test.{lang}").write_text("".join(" ".join(s) + "\n" for s in sents))
+    return {"root": root, "model": root / "model.pt", "tokens": tokens, "data": data, "reports": reports}
+
+
+def _config(**kw) -> EvaluateConfig:
+    base = dict(test_sets=("test",), beam_size=2, min_bleu=0.0, samples=3, attention_samples=2,
+                attention_max_tokens=10)
+    return EvaluateConfig(**{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def evaluated(setup: dict[str, Path]) -> dict[str, Path]:
+    s = setup
+    evaluate_stage(_config(), EvaluatePaths(s["model"], s["data"], s["tokens"], s["reports"], s["reports"] / "validation", s["reports"] / "train" / "curves.png"))
+    return s
+
+
+def test_metrics_json_per_test_set_labelled_on_0_100(evaluated: dict[str, Path]) -> None:
+    metrics = json.loads((evaluated["reports"] / "metrics.json").read_text())
+    m = metrics["test"]
+    for key in ("sacrebleu", "chrf", "nltk_bleu"):
+        assert 0.0 <= m[key] <= 100.0
+    assert m["sacrebleu"] > 60  # the copy model copies
+    assert "tok:13a" in m["sacrebleu_signature"] and "case:mixed" in m["sacrebleu_signature"]
+    assert m["chrf_signature"].startswith("nrefs:1") and "nc:6" in m["chrf_signature"]
+    assert m["decoding"] == {"beam_size": 2, "alpha": 0.6, "max_extra": 50}
+    assert m["sentences"] == N_TEST
+
+
+def test_translations_are_the_stage_output_and_scored_as_such(evaluated: dict[str, Path]) -> None:
+    hyps = (evaluated["reports"] / "translations" / "test.txt").read_text().splitlines()
+    refs = (evaluated["data"] / "test.en").read_text().splitlines()
+    assert len(hyps) == N_TEST
+    expected = sacrebleu.corpus_bleu(hyps, [refs]).score
+    assert json.loads((evaluated["reports"] / "metrics.json").read_text())["test"]["sacrebleu"] == round(expected, 2)
+    again = Translator.from_file(evaluated["model"], Decoding(beam_size=2)).translate(
+        (evaluated["data"] / "test.de").read_text().splitlines())
+    assert again == hyps
+
+
+def test_report_pages_and_bleu_md(evaluated: dict[str, Path]) -> None:
+    reports = evaluated["reports"]
+    html = (reports / "index.html").read_text()
+    for needle in ("sacreBLEU", "chrF", "NLTK", "tok:13a", "train/curves.png", "validation/evaluate.md",
+                   "Best sentences", "Worst sentences", "attention/sample-1.html", "source length"):
+        assert needle in html, needle
+    assert "http://" not in html and "https://" not in html  # nothing fetched from a CDN
+    assert "<style>" not in html and (reports / "assets" / "report.css").is_file()  # one shared stylesheet
+    pages = sorted((reports / "attention").glob("sample-*.html"))
+    assert len(pages) == 2
+    pngs = sorted((reports / "attention" / "sample-1").glob("*.png"))
+    assert len(pngs) == 3 * 2  # three kinds x two layers
+    md = (reports / "bleu.md").read_text()
+    assert "signature" in md and "NLTK" in md and "| test |" in md
+    gate = json.loads((reports / "validation" / "evaluate.json").read_text())
+    assert gate["success"] and gate["checks"][0]["name"] == "test: sacreBLEU floor"
+
+
+def test_bleu_floor_fails_the_stage_and_keeps_outputs(evaluated: dict[str, Path], tmp_path: Path) -> None:
+    s = evaluated
+    data = tmp_path / "validated"
+    shutil.copytree(s["data"], data)
+    refs = (data / "test.en").read_text().splitlines()
+    (data / "test.en").write_text("".join(" ".join(reversed(r.split())) + " zz\n" for r in refs))  # wrong refs
+    before = {p: p.read_bytes() for p in (s["reports"] / "metrics.json", s["reports"] / "index.html",
+                                           s["reports"] / "translations" / "test.txt")}
+    with pytest.raises(GateError, match=r"test: sacreBLEU floor: \d+\.\d+ \(expected >= 60\)"):
+        evaluate_stage(_config(min_bleu=60.0), EvaluatePaths(s["model"], data, s["tokens"], s["reports"], s["reports"] / "validation", None))
+    assert all(p.read_bytes() == b for p, b in before.items())
+    assert not json.loads((s["reports"] / "validation" / "evaluate.json").read_text())["success"]
+
+
+def test_a_failure_while_rendering_keeps_the_previous_report_whole(evaluated: dict[str, Path], monkeypatch) -> None:
+    import nmt.evaluate.stage
+
+    s = evaluated
+    reports = s["reports"]
+    files = [reports / "metrics.json", reports / "index.html", reports / "translations" / "test.txt",
+             reports / "attention" / "sample-1.html"]
+    before = {p: p.read_bytes() for p in files}
+
+    def broken_plot(*args, **kwargs):
+        raise RuntimeError("matplotlib broke")
+
+    monkeypatch.setattr(nmt.evaluate.stage, "plot_all", broken_plot)
+    with pytest.raises(RuntimeError, match="matplotlib broke"):
+        evaluate_stage(_config(beam_size=1), EvaluatePaths(s["model"], s["data"], s["tokens"], reports, reports / "validation"))
+    assert all(p.read_bytes() == b for p, b in before.items())
+    assert not list(reports.glob(".*.tmp"))  # staged directories cleaned up
+
+
+def test_missing_test_set_names_the_file(setup: dict[str, Path], tmp_path: Path) -> None:
+    s = setup
+    with pytest.raises(DataError, match=r"test_2016\.de: source file not found"):
+        evaluate_stage(_config(test_sets=("test_2016",)), EvaluatePaths(s["model"], s["data"], s["tokens"], tmp_path, tmp_path / "validation"))
+
+
+def test_config_errors() -> None:
+    with pytest.raises(InvalidValue):
+        EvaluateConfig(min_bleu=120.0)
+    with pytest.raises(InvalidValue):
+        EvaluateConfig(test_sets=())
+
+
+def test_attention_capture_shapes(setup: dict[str, Path]) -> None:
+    t = Translator.from_file(setup["model"], Decoding(beam_size=1))
+    src_ids, out_ids = t.search(["s1 s2 s3 s4 s5 s6 s7 s8 s9 s0"])[0]
+    maps = capture(t.model, src_ids, out_ids, t.vocabs.src, t.vocabs.tgt)
+    S, T = len(src_ids), len(out_ids) + 1
+    assert set(maps.weights) == set(KINDS)
+    assert [w.shape for w in maps.weights["encoder"]] == [(4, S, S)] * 2 and S == 11
+    assert [w.shape for w in maps.weights["decoder_self"]] == [(4, T, T)] * 2
+    assert [w.shape for w in maps.weights["cross"]] == [(4, T, S)] * 2
+    assert maps.src_labels == "s1 s2 s3 s4 s5 s6 s7 s8 s9 s0 </s>".split()
+    for w in maps.weights["decoder_self"]:  # masked: no attention to later positions, rows sum to 1
+        assert abs(w.sum(-1) - 1).max() < 1e-5 and w[:, 0, 1:].max() == 0
+
+
+def test_nltk_bleu_is_tokenized_bleu_scaled_to_100() -> None:
+    hyp_tok = [["a", "cat", "sits", "on", "the", "mat", "."], ["two", "dogs", "run", "fast", "."]]
+    ref_tok = [["the", "cat", "sits", "on", "the", "mat", "."], ["two", "dogs", "are", "running", "fast", "."]]
+    hyps, refs = [" ".join(h) for h in hyp_tok], [" ".join(r) for r in ref_tok]
+    scores = corpus_scores(hyps, refs, hyp_tok, ref_tok)
+    none = sacrebleu.corpus_bleu(hyps, [refs], tokenize="none").score
+    assert scores.nltk_bleu == pytest.approx(none, abs=0.01)
+    assert corpus_scores(refs, refs, ref_tok, ref_tok).sacrebleu == 100.0
+    with pytest.raises(ValueError, match="must be equal"):
+        corpus_scores(hyps, refs[:1], hyp_tok, ref_tok)
+
+
+def test_sentence_bleu_and_length_buckets() -> None:
+    refs = ["a b c d e", "a b c d e f g h i j k l", "x y"]
+    hyps = ["a b c d e", "a b c q q q g h i j k l", "z"]
+    sent = sentence_bleu(hyps, refs)
+    assert sent[0] == 100.0 and sent[2] < sent[1] < 100.0
+    buckets = bleu_by_length(hyps, refs, [5, 12, 30])
+    assert [b["bucket"] for b in buckets] == ["1-10", "11-15", "26+"]
+    assert sum(b["sentences"] for b in buckets) == 3 and buckets[0]["sacrebleu"] == 100.0
+
+
+# --- the report in a real browser -----------------------------------------------------------
+
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--allow-file-access-from-files", "--virtual-time-budget=5000")
+
+
+def _chromium() -> str:
+    found = os.environ.get("NMT_CHROMIUM") or next(
+        (p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p), None)
+    if found is None:
+        message = "headless Chromium not found (Debian: apt-get install chromium; or set NMT_CHROMIUM)"
+        if os.environ.get("NMT_REQUIRE_BROWSER"):  # .ci/run installs it and sets this
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+def _render(page: Path, profile: Path) -> str:
+    """The DOM after the page loaded in headless Chromium (scripts run, images fetched)."""
+    proc = subprocess.run([_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom",
+                           page.resolve().as_uri()], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def _image_counts(dom: str) -> tuple[int, int]:
+    body = re.search(r"<body[^>]*>", dom).group(0)
+    return (int(re.search(r'data-images="(\d+)"', body).group(1)), int(re.search(r'data-broken="(\d+)"', body).group(1)))
+
+
+def test_report_renders_in_chromium_with_every_image(evaluated: dict[str, Path], tmp_path: Path) -> None:
+    reports = evaluated["reports"]
+    for page in [reports / "index.html", *sorted((reports / "attention").glob("sample-*.html"))]:
+        dom = _render(page, tmp_path / "profile")
+        assert "<h1>" in dom and "</table>" in dom, page
+        n_images, broken = _image_counts(dom)
+        assert n_images == page.read_text().count("<img ") and n_images >= 1, page
+        assert broken == 0, f"{page}: {broken} images failed to load"
+
+
+def test_browser_check_sees_a_missing_image(evaluated: dict[str, Path], tmp_path: Path) -> None:
+    copy = tmp_path / "reports"
+    shutil.copytree(evaluated["reports"], copy)
+    (copy / "attention" / "sample-1" / "cross-layer1.png").unlink()
+    dom = _render(copy / "attention" / "sample-1.html", tmp_path / "profile")
+    assert _image_counts(dom)[1] == 1 and "image failed to load: sample-1/cross-layer1.png" in dom

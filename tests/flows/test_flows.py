@@ -1,0 +1,266 @@
+"""The Prefect flow (flows/pipeline.py) under `prefect_test_harness`.
+
+End to end on a scratch copy of the project with the smoke configuration: a full run
+completes (one task per dvc.yaml stage, gate and metrics artifacts, outputs pushed and
+restorable with `dvc pull`); a second run does no stage work; a corrupted raw file fails
+the validate gate and the flow run with the gate's message; a params override reaches the
+stage; a second run is turned away while another holds the pipeline's concurrency slot.
+The helpers (dvc.yaml parsing, stage selection, params overrides, messages: flows/dvc_project.py)
+are tested directly.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+import yaml
+
+from support.scratch import (
+    ROOT,
+    build_project,
+    commit_project,
+    dvc,
+    isolate_prefect,
+    project_env,
+)
+
+isolate_prefect()  # before prefect is imported
+
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import (
+    ArtifactFilter,
+    ArtifactFilterFlowRunId,
+    FlowRunFilter,
+    FlowRunFilterId,
+)
+from prefect.concurrency.sync import concurrency
+from prefect.states import State
+from prefect.testing.utilities import prefect_test_harness
+
+from flows import dvc_project as dp
+from flows import pipeline as pl
+
+GATES = ("raw", "tokens", "vocab", "train", "evaluate", "export")  # every stage gate of dvc.yaml
+
+
+@pytest.fixture(scope="module")
+def harness() -> Iterator[None]:
+    with prefect_test_harness(server_startup_timeout=60):
+        yield
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> Path:
+    root = build_project(tmp_path_factory.mktemp("flow-project"))
+    commit_project(root, project_env(mirror), remote=True)  # remote: the repository's `.dvcstore` config
+    return root
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch, mirror: Path, harness: None) -> dict:
+    """The flow passes its environment to DVC: point the download stage at the mirror."""
+    monkeypatch.setenv("NMT_DATA_MIRROR", str(mirror))
+    return project_env(mirror)
+
+
+def run(project: Path, **params) -> State:
+    return pl.pipeline(project_dir=str(project), return_state=True, **params)
+
+
+def artifacts(state: State) -> dict[str, object]:
+    """The keyed artifacts of one flow run (task artifacts included), by key."""
+    run_id = state.state_details.flow_run_id
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(artifact_filter=ArtifactFilter(
+            flow_run_id=ArtifactFilterFlowRunId(any_=[run_id])))
+    return {a.key: a for a in found if a.key}
+
+
+def task_run_names(flow_run_id: UUID) -> list[str]:
+    with get_client(sync_client=True) as client:
+        runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))
+    return sorted(r.name for r in runs)
+
+
+def table(artifact) -> list[dict]:
+    return json.loads(artifact.data)
+
+
+def stage_names(project: Path) -> list[str]:
+    return list(yaml.safe_load((project / "dvc.yaml").read_text())["stages"])
+
+
+def tree_state(project: Path, *dirs: str) -> dict[str, int]:
+    """mtime of every file under `dirs` (default: data and models): changes if a stage rewrote it."""
+    return {str(p): p.stat().st_mtime_ns for d in dirs or ("data", "models") for p in (project / d).rglob("*")
+            if p.is_file()}
+
+
+# --- end to end ----------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_full_run_completes_publishes_gates_and_pushes(project: Path, env: dict) -> None:
+    state = run(project)
+    assert state.is_completed(), state.message
+    report = state.result()
+    stages = stage_names(project)
+    assert report.ran == stages  # every stage ran, in dvc.yaml order
+    assert task_run_names(state.state_details.flow_run_id) == sorted([*stages, "dvc-push"])
+
+    found = artifacts(state)
+    for gate in GATES:
+        assert found[f"gate-{gate}"].data.startswith(f"# Gate `{gate}`: PASSED")
+    gate_rows = {r["gate"]: r for r in table(found["gates"])}
+    assert set(GATES) <= gate_rows.keys()
+    assert all(r["result"] == "PASSED" and r["from this run"] for r in gate_rows.values())
+    live = json.loads((project / "reports/train/live/metrics.json").read_text())
+    metrics = {(r["file"], r["metric"]): r["value"] for r in table(found["metrics"])}
+    assert metrics[("reports/train/live/metrics.json", "step")] == live["step"]
+    assert metrics[("reports/train/live/metrics.json", "train_loss")] == live["train_loss"]
+    bleu = json.loads((project / "reports/metrics.json").read_text())["test_2016_flickr"]["sacrebleu"]
+    assert metrics[("reports/metrics.json", "test_2016_flickr.sacrebleu")] == bleu
+    assert found["pipeline-summary"].data.startswith("# nmt pipeline: COMPLETED")
+
+    # pushed to the default remote: the model comes back from it alone
+    lock = yaml.safe_load((project / "dvc.lock").read_text())
+    md5 = next(o["md5"] for o in lock["stages"]["train"]["outs"] if o["path"] == "models/model.pt")
+    assert (project / ".dvcstore/files/md5" / md5[:2] / md5[2:]).is_file()
+    assert f"md5: {md5}" in found["dvc-lock"].data  # the run's lineage, to restore this version later
+    model = project / "models/model.pt"
+    original = model.read_bytes()
+    model.unlink()
+    (project / ".dvc/cache/files/md5" / md5[:2] / md5[2:]).unlink()
+    pulled = dvc(project, env, "pull", "models/model.pt")
+    assert pulled.returncode == 0, pulled.stderr
+    assert model.read_bytes() == original
+
+
+@pytest.mark.slow
+def test_second_run_with_nothing_changed_does_no_stage_work(project: Path, env: dict) -> None:
+    lock, files = (project / "dvc.lock").read_text(), tree_state(project)
+    state = run(project)
+    assert state.is_completed(), state.message
+    report = state.result()
+    assert [s.stage for s in report.stages] == stage_names(project)
+    assert report.ran == []
+    assert (project / "dvc.lock").read_text() == lock
+    assert tree_state(project) == files
+    found = artifacts(state)  # gates are published on every run, from their current reports
+    assert all(f"gate-{g}" in found for g in GATES)
+    assert all(r["result"] == "PASSED" and not r["from this run"] for r in table(found["gates"]))
+
+
+@pytest.mark.slow
+def test_corrupted_raw_file_fails_validate_gate_and_flow_run(project: Path, env: dict) -> None:
+    raw = project / "data/raw/train.en.gz"
+    original, lock = raw.read_bytes(), (project / "dvc.lock").read_text()
+    built = ("data/validated", "data/tokens", "data/vocab", "models")
+    outputs = tree_state(project, *built)
+    lines = gzip.decompress(original).splitlines(keepends=True)
+    raw.write_bytes(gzip.compress(b"".join(lines[:-1])))  # one English training sentence lost
+    try:
+        # from validate on: the download stage would restore the file (its checksum no longer matches)
+        state = run(project, stages=["validate", "tokenize"], push=False)
+    finally:
+        raw.write_bytes(original)
+    assert state.is_failed()
+    assert "stage 'validate' failed: raw gate failed: train: aligned" in state.message
+    assert "28999 lines" in state.message
+    assert task_run_names(state.state_details.flow_run_id) == ["validate"]  # tokenize never started
+    found = artifacts(state)
+    assert found["gate-raw"].data.startswith("# Gate `raw`: FAILED")
+    raw_row = {r["gate"]: r for r in table(found["gates"])}["raw"]
+    assert raw_row["result"] == "FAILED" and raw_row["from this run"]  # this run's failure, not a stale report
+    assert found["pipeline-summary"].data.startswith("# nmt pipeline: FAILED")
+    assert (project / "dvc.lock").read_text() == lock
+    assert tree_state(project, *built) == outputs  # the gate kept the last good outputs
+
+
+@pytest.mark.slow
+def test_params_override_is_written_and_reaches_the_stage(project: Path, env: dict) -> None:
+    params_file = project / "params.yaml"
+    original = params_file.read_text()
+    try:
+        state = run(project, stages=["validate"], params={"validate.min_train_pairs": 10**6}, push=False)
+        written = yaml.safe_load(params_file.read_text())
+    finally:
+        params_file.write_text(original)
+    assert written["validate"]["min_train_pairs"] == 10**6
+    assert state.is_failed()
+    assert "raw gate failed: train: pairs" in state.message
+
+
+@pytest.mark.slow
+def test_second_run_is_rejected_while_another_holds_the_pipeline(project: Path, env: dict) -> None:
+    lock = (project / "dvc.lock").read_text()
+    pl.ensure_pipeline_limit()
+    with concurrency(pl.PIPELINE_LIMIT, occupy=1, strict=True):  # a run in progress
+        state = run(project, lock_timeout_s=1)
+    assert state.is_failed()
+    assert f"another nmt pipeline run holds the Prefect concurrency limit '{pl.PIPELINE_LIMIT}'" in state.message
+    assert task_run_names(state.state_details.flow_run_id) == []
+    assert (project / "dvc.lock").read_text() == lock
+
+
+def test_unknown_stage_fails_the_run_naming_the_stages(harness: None) -> None:
+    state = pl.pipeline(stages=["donwload"], project_dir=str(ROOT), return_state=True)
+    assert state.is_failed()
+    assert "unknown stage(s) 'donwload'; dvc.yaml has: download, validate" in state.message
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+
+
+def test_stages_are_read_in_file_order_with_their_files(tmp_path: Path) -> None:
+    (tmp_path / "dvc.yaml").write_text(
+        "stages:\n"
+        "  zeta: {cmd: a, outs: [out/z, {rep/z.md: {cache: false}}], metrics: [{rep/z.json: {cache: false}}]}\n"
+        "  alpha: {cmd: b, deps: [out/z], plots: [rep/plot.csv]}\n")
+    specs = dp.read_stages(tmp_path)
+    assert [s.name for s in specs] == ["zeta", "alpha"]
+    assert specs[0].outputs == ("out/z", "rep/z.md", "rep/z.json") and specs[0].metrics == ("rep/z.json",)
+    assert specs[1].outputs == ("rep/plot.csv",)
+    assert [s.name for s in dp.select_stages(specs, ["alpha", "zeta"])] == ["zeta", "alpha"]
+    with pytest.raises(dp.PipelineError, match="dvc.yaml has: zeta, alpha"):
+        dp.select_stages(specs, ["beta"])
+
+
+def test_not_a_project_is_an_error_naming_the_path(tmp_path: Path) -> None:
+    with pytest.raises(dp.PipelineError, match=f"{tmp_path}/dvc.yaml: not found"):
+        dp.resolve_project(tmp_path)
+
+
+def test_param_overrides_keep_comments_and_reject_unknown_keys(tmp_path: Path) -> None:
+    path = tmp_path / "params.yaml"
+    path.write_text("# top comment\ntrain:\n  max_steps: null   # cap\n  lr_factor: 0.7\n")
+    assert dp.apply_param_overrides(path, {"train.max_steps": 100}) == {"train.max_steps": 100}
+    text = path.read_text()
+    assert text.startswith("# top comment\ntrain:\n") and text.endswith("  lr_factor: 0.7\n")
+    assert re.search(r"^  max_steps: 100 +# cap$", text, re.MULTILINE)
+    with pytest.raises(dp.PipelineError, match=r"has no key 'max_step' there \(known keys: max_steps, lr_factor\)"):
+        dp.apply_param_overrides(path, {"train.max_step": 5})
+    with pytest.raises(dp.PipelineError, match="has no 'trian' under the top level"):
+        dp.apply_param_overrides(path, {"trian.max_steps": 5})
+    assert "max_steps: 100" in path.read_text()
+
+
+def test_only_the_download_task_retries() -> None:
+    assert pl.stage_task("download").retries == pl.DOWNLOAD_RETRIES > 0
+    assert {pl.stage_task(s).retries for s in ("validate", "tokenize", "vocab", "train", "evaluate")} == {0}
+
+
+def test_failure_message_prefers_the_stage_error_over_dvc() -> None:
+    lines = ["Running stage 'validate':", "> nmt validate ...",
+             "nmt validate: error: raw gate failed: train: aligned: 2 vs 3 lines",
+             "ERROR: failed to reproduce 'validate': failed to run: nmt validate, exited with 1"]
+    assert dp.failure_message(lines) == "raw gate failed: train: aligned: 2 vs 3 lines"
+    assert dp.failure_message(lines[-1:]).startswith("failed to reproduce 'validate'")
+    assert dp.stage_ran(lines, "validate") and not dp.stage_ran(["Stage 'validate' didn't change, skipping"],
+                                                                "validate")

@@ -1,0 +1,149 @@
+"""The weekly deployment against a real Prefect server on 127.0.0.1 (SQLite, private home).
+
+Follows the README: create the process work pool, `prefect deploy --all` from a copy of
+the repository's prefect.yaml and flows/ (as on a fresh clone), read the deployment back
+(cron schedule, pool, one-run concurrency limit, code location), trigger a run and execute
+it with `python -m prefect flow-run execute` (what a worker does, without polling), then
+check it ended Completed with its artifacts and pushed outputs. The run points the flow at
+a two-stage DVC project so that this test is about the deployment, not the stages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from support.scratch import (
+    BIN,
+    ROOT,
+    build_tiny_project,
+    isolate_prefect,
+    prefect_settings,
+    project_env,
+)
+
+isolate_prefect()  # before prefect is imported
+
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+from prefect.deployments import run_deployment
+from prefect.settings import PREFECT_API_URL, temporary_settings
+
+pytestmark = [pytest.mark.slow, pytest.mark.network]
+
+STARTUP_TIMEOUT_S = 120
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGINT to the server's process group, then SIGKILL if it has not exited."""
+    for sig, wait_s in ((signal.SIGINT, 30), (signal.SIGKILL, 10)):
+        if proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """A `prefect server start` of our own; yields the environment that talks to it."""
+    home = tmp_path_factory.mktemp("prefect-server-home")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update(prefect_settings(home))
+    port = _free_port()
+    log_path = home / "server.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+                                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/api"
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"prefect server exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"prefect server not healthy after {STARTUP_TIMEOUT_S} s:\n{log_path.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield {**env, "PREFECT_API_URL": url}
+    finally:
+        _stop(proc)
+
+
+def _prefect(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    result = subprocess.run([sys.executable, "-m", "prefect", *args], cwd=cwd, env=env, capture_output=True,
+                            text=True, timeout=300, check=False)
+    assert result.returncode == 0, f"prefect {' '.join(args)}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return result
+
+
+def test_weekly_deployment_applies_and_a_triggered_run_completes(server: dict[str, str], tmp_path: Path) -> None:
+    clone = tmp_path / "clone"  # what a fresh clone has for Prefect
+    clone.mkdir()
+    shutil.copy(ROOT / "prefect.yaml", clone / "prefect.yaml")
+    shutil.copytree(ROOT / "flows", clone / "flows", ignore=shutil.ignore_patterns("__pycache__"))
+    spec = yaml.safe_load((clone / "prefect.yaml").read_text())["deployments"][0]
+    pool, name = spec["work_pool"]["name"], f"nmt-pipeline/{spec['name']}"
+
+    _prefect(server, clone, "work-pool", "create", pool, "--type", "process")
+    _prefect(server, clone, "--no-prompt", "deploy", "--all")
+
+    project = build_tiny_project(tmp_path / "project", project_env(), tmp_path / "remote")
+    with temporary_settings({PREFECT_API_URL: server["PREFECT_API_URL"]}):
+        with get_client(sync_client=True) as client:
+            deployment = client.read_deployment_by_name(name)
+        assert [(s.schedule.cron, s.schedule.timezone, s.active) for s in deployment.schedules] == \
+            [(s["cron"], s["timezone"], True) for s in spec["schedules"]]
+        assert deployment.work_pool_name == pool
+        assert deployment.global_concurrency_limit is not None
+        assert deployment.global_concurrency_limit.limit == spec["concurrency_limit"]["limit"] == 1
+        (step,) = deployment.pull_steps
+        assert Path(step["prefect.deployments.steps.set_working_directory"]["directory"]).resolve() == clone.resolve()
+
+        run = run_deployment(name, parameters={"project_dir": str(project)}, timeout=0)
+        assert run.state is not None and run.state.is_scheduled()
+
+    _prefect(server, tmp_path, "flow-run", "execute", str(run.id))
+
+    with temporary_settings({PREFECT_API_URL: server["PREFECT_API_URL"]}), get_client(sync_client=True) as client:
+        finished = client.read_flow_run(run.id)
+        found = client.read_artifacts(artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(
+            any_=[run.id])))
+    assert finished.state is not None and finished.state.is_completed(), finished.state
+    metrics = json.loads((project / "reports/metrics.json").read_text())
+    table = {r["metric"]: r["value"] for a in found if a.key == "metrics" for r in json.loads(a.data)}
+    assert table["test.sacrebleu"] == metrics["test"]["sacrebleu"]
+    summary = next(a.data for a in found if a.key == "pipeline-summary")
+    assert summary.startswith("# nmt pipeline: COMPLETED") and "test.sacrebleu" in summary
+
+    lock = yaml.safe_load((project / "dvc.lock").read_text())
+    md5 = lock["stages"]["prepare"]["outs"][0]["md5"]
+    assert (tmp_path / "remote/files/md5" / md5[:2] / md5[2:]).is_file()  # pushed to the project's remote

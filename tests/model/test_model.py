@@ -1,0 +1,118 @@
+"""The Transformer: masks, incremental decoding, attention capture, weight tying."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from nmt.config.loader import from_dict
+from nmt.config.model import ModelConfig
+from nmt.errors import ConfigError
+from nmt.model.layers import causal_mask, sinusoidal_table
+from nmt.model.transformer import build_model, padding_mask
+from nmt.text.vocab import PAD_ID, SPECIALS, Vocabulary
+
+VOCAB = Vocabulary(list(SPECIALS) + [f"w{i}" for i in range(60)])
+OTHER = Vocabulary(list(SPECIALS) + [f"v{i}" for i in range(40)])
+
+
+def tiny(**kw) -> ModelConfig:
+    return ModelConfig(**{"n_layers": 2, "d_model": 32, "n_heads": 4, "d_ff": 64, **kw})
+
+
+def batch(seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(4, len(VOCAB), (3, 9), generator=g)
+    src[0, 6:] = PAD_ID
+    tgt = torch.randint(4, len(VOCAB), (3, 7), generator=g)
+    return src, tgt
+
+
+def test_masks() -> None:
+    src, _ = batch()
+    m = padding_mask(src)
+    assert m.shape == (3, 1, 1, 9) and not m[0, 0, 0, 6:].any() and m[1].all()
+    c = causal_mask(4)[0, 0]
+    assert c.tolist() == [[True, False, False, False], [True, True, False, False],
+                          [True, True, True, False], [True, True, True, True]]
+
+
+def test_sinusoidal_table_matches_formula() -> None:
+    pe = sinusoidal_table(50, 16)
+    pos, i = 7, 3
+    assert pe[pos, 2 * i].item() == pytest.approx(torch.sin(torch.tensor(pos / 10000 ** (2 * i / 16))).item(), abs=1e-6)
+    assert pe[pos, 2 * i + 1].item() == pytest.approx(torch.cos(torch.tensor(pos / 10000 ** (2 * i / 16))).item(), abs=1e-6)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_incremental_decoding_equals_full_decoding(norm_first: bool) -> None:
+    torch.manual_seed(0)
+    model = build_model(tiny(norm_first=norm_first), VOCAB, VOCAB).eval()
+    src, tgt = batch()
+    full = model(src, tgt)  # (B, T, V)
+    src_mask = padding_mask(src)
+    cache = model.init_cache(model.encode(src, src_mask))
+    steps = []
+    for t in range(tgt.shape[1]):
+        logits, cache = model.decode_step(tgt[:, t:t + 1], cache, src_mask)
+        steps.append(logits)
+    assert cache.self_k.shape == (2, 3, 4, tgt.shape[1], 8)
+    torch.testing.assert_close(torch.stack(steps, dim=1), full, atol=1e-5, rtol=1e-5)
+
+
+def test_future_target_tokens_do_not_change_earlier_logits() -> None:
+    torch.manual_seed(0)
+    model = build_model(tiny(), VOCAB, VOCAB).eval()
+    src, tgt = batch()
+    changed = tgt.clone()
+    changed[:, 4:] = 5
+    torch.testing.assert_close(model(src, tgt)[:, :4], model(src, changed)[:, :4])
+
+
+def test_padding_does_not_change_the_translation_of_a_sentence() -> None:
+    torch.manual_seed(0)
+    model = build_model(tiny(), VOCAB, VOCAB).eval()
+    src, tgt = batch()
+    alone = model(src[:1, :6], tgt[:1])
+    padded = model(src, tgt)[:1]
+    torch.testing.assert_close(alone, padded, atol=1e-5, rtol=1e-5)
+
+
+def test_attention_capture_is_opt_in_and_exact() -> None:
+    torch.manual_seed(0)
+    model = build_model(tiny(), VOCAB, VOCAB).eval()
+    src, tgt = batch()
+    plain = model(src, tgt)
+    with model.capture_attention() as weights:
+        captured = model(src, tgt)
+    torch.testing.assert_close(captured, plain, atol=1e-5, rtol=1e-5)
+    assert [w.shape for w in weights["encoder"]] == [(3, 4, 9, 9)] * 2
+    assert [w.shape for w in weights["cross"]] == [(3, 4, 7, 9)] * 2
+    dec = weights["decoder_self"][0]
+    assert torch.all(dec.triu(diagonal=1) == 0)  # no attention to the future
+    assert torch.all(weights["cross"][0][0, :, :, 6:] == 0)  # none to source padding
+    torch.testing.assert_close(dec.sum(-1), torch.ones(3, 4, 7))
+    model(src, tgt)
+    assert all(not m.capture for m in model.modules() if hasattr(m, "capture"))
+
+
+def test_weight_tying() -> None:
+    tied = build_model(tiny(tie_output=True), VOCAB, OTHER)
+    assert tied.generator.weight is tied.tgt_embed.weight
+    assert tied.src_embed.weight is not tied.tgt_embed.weight
+    untied = build_model(tiny(tie_output=False), VOCAB, OTHER)
+    assert untied.generator.weight is not untied.tgt_embed.weight
+    shared = build_model(tiny(tie_source=True), VOCAB, VOCAB)
+    assert shared.src_embed.weight is shared.tgt_embed.weight is shared.generator.weight
+
+
+def test_tie_source_with_two_vocabularies_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="model.tie_source.*vocab.joint"):
+        build_model(tiny(tie_source=True), VOCAB, OTHER)
+
+
+def test_model_config_validation_names_the_key() -> None:
+    with pytest.raises(ConfigError, match="model.n_heads"):
+        from_dict(ModelConfig, {"d_model": 30, "n_heads": 8}, key="model")
+    with pytest.raises(ConfigError, match="model.tie_source"):
+        from_dict(ModelConfig, {"tie_output": False, "tie_source": True}, key="model")

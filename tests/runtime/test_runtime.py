@@ -1,0 +1,131 @@
+"""The torch-free runtime: import without torch, text to text like Translator, bad packages, CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nmt.cli import main
+from nmt.config.evaluate import Decoding
+from nmt.decode.translator import Translator
+from nmt.errors import DataError
+from nmt.runtime.package import load_package
+from nmt.runtime.translator import OnnxTranslator
+from support.onnx import sentences
+
+
+@pytest.fixture(scope="module")
+def fp32_only(package: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package as exported with `quantize: false`: no int8 graphs."""
+    out = tmp_path_factory.mktemp("fp32") / "onnx"
+    shutil.copytree(package, out, ignore=shutil.ignore_patterns("*.int8.onnx"))
+    card = json.loads((out / "model.json").read_text())
+    del card["graphs"]["int8"]
+    card["files"] = {k: v for k, v in card["files"].items() if ".int8." not in k}
+    (out / "model.json").write_text(json.dumps(card))
+    return out
+
+
+def _lines() -> list[str]:
+    lines = sentences(10, seed=11)
+    lines[3:3] = ["", "   "]
+    lines.append(" ".join(["s4"] * 30))  # longer than this model takes (max_len 64 - 1 - 50 = 13 symbols)
+    return lines
+
+
+def test_import_and_translate_with_torch_blocked(package: Path) -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['torch'] = None  # any `import torch` now raises ImportError\n"
+        "from nmt.runtime.translator import OnnxTranslator\n"
+        f"t = OnnxTranslator.from_dir({str(package)!r}, device='cpu')\n"
+        "print(repr(t.translate(['s1 s2 s3', '', 's7 s8'])))\n"
+        "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    out, modules = run.stdout.strip().splitlines()[-2:]
+    assert len(eval(out)) == 3 and eval(out)[1] == ""
+    assert modules == "['torch']"  # only the blocking entry itself
+
+    cli = ("import sys\nsys.modules['torch'] = None\nfrom nmt.cli import main\n"
+           f"sys.exit(main(['translate', '--model', {str(package)!r}, '--device', 'cpu']))\n")
+    run = subprocess.run([sys.executable, "-c", cli], input="s1 s2 s3\n\ns4 s5\n", capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    assert len(run.stdout.split("\n")) == 4 and run.stdout.split("\n")[1] == ""
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_text_to_text_equals_translator(package: Path, model_path: Path, beam_size: int, caplog) -> None:
+    lines = _lines()
+    expected = Translator.from_file(model_path, Decoding(beam_size=beam_size), 4).translate(lines)
+    with caplog.at_level(logging.WARNING, logger="nmt.runtime"):
+        got = OnnxTranslator.from_dir(package, device="cpu", beam_size=beam_size, batch_size=4).translate(lines)
+    assert got == expected
+    assert got[3] == "" and got[4] == ""
+    assert f"line {len(lines)}" in caplog.text and "translating the first" in caplog.text
+
+
+def test_auto_device_runs_without_error_spam(package: Path, capfd) -> None:
+    import onnxruntime as ort
+
+    translator = OnnxTranslator.from_dir(package, device="auto", threads=1)
+    assert translator.model.providers[0] in ort.get_available_providers()
+    assert len(translator.translate(["s1 s2"])) == 1
+    err = capfd.readouterr().err
+    assert "[E:onnxruntime" not in err and "libonnxruntime_providers_cuda" not in err
+
+
+def test_missing_or_changed_files_are_clear_errors(package: Path, fp32_only: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "pkg"
+    shutil.copytree(package, broken)
+    (broken / "tgt.vocab").write_text((broken / "tgt.vocab").read_text() + "extra\n")
+    with pytest.raises(DataError, match=r"tgt\.vocab: SHA-256 \w+\.\.\. differs from .* recorded in .*model\.json"):
+        load_package(broken)
+    (broken / "tgt.vocab").unlink()
+    with pytest.raises(DataError, match=r"tgt\.vocab: missing from the package"):
+        load_package(broken)
+    (broken / "model.json").unlink()
+    with pytest.raises(DataError, match=r"model\.json: not found; .* is not an ONNX export"):
+        OnnxTranslator.from_dir(broken)
+    with pytest.raises(DataError, match="no int8 graphs"):
+        OnnxTranslator.from_dir(fp32_only, int8=True)
+
+
+def test_card_vocab_hash_is_checked_even_if_files_list_agrees(package: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "pkg"
+    shutil.copytree(package, broken)
+    card = json.loads((broken / "model.json").read_text())
+    card["vocab"]["src"]["sha256"] = "0" * 64
+    (broken / "model.json").write_text(json.dumps(card))
+    with pytest.raises(DataError, match=r"src\.vocab: SHA-256 .* differs from the recorded 000000000000"):
+        load_package(broken)
+
+
+def test_cli_translate_with_package(package: Path, fp32_only: Path, model_path: Path, tmp_path: Path, capsys,
+                                    monkeypatch) -> None:
+    src = tmp_path / "in.txt"
+    src.write_text("s1 s2 s3 s4\n\ns5 s5 s6\n")
+    assert main(["translate", "--model", str(package), "--input", str(src), "--output", str(tmp_path / "onnx.txt"),
+                 "--threads", "1", "--device", "cpu"]) == 0
+    assert main(["translate", "--model", str(model_path), "--input", str(src), "--output", str(tmp_path / "pt.txt")]) == 0
+    assert (tmp_path / "onnx.txt").read_text() == (tmp_path / "pt.txt").read_text()
+    assert (tmp_path / "onnx.txt").read_text().split("\n")[1] == ""
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"s1 s2\n\xff bad\n")))
+    assert main(["translate", "--model", str(package)]) == 1
+    err = capsys.readouterr().err
+    assert "<stdin>:2: invalid UTF-8" in err and "Traceback" not in err
+    assert main(["translate", "--model", str(tmp_path)]) == 1  # a folder that is no package
+    assert "model.json: not found" in capsys.readouterr().err
+    assert main(["translate", "--model", str(fp32_only), "--int8", "--input", str(src)]) == 1
+    assert "no int8 graphs" in capsys.readouterr().err
+    assert main(["translate", "--model", str(package), "--int8", "--input", str(src)]) == 0
+    assert len(capsys.readouterr().out.split("\n")) == 4

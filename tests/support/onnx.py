@@ -1,0 +1,77 @@
+"""Helpers for the ONNX tests: a small trained model file, data for the gate, and its export."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+
+from nmt.config.data import TokenizeConfig
+from nmt.config.evaluate import Decoding
+from nmt.config.export import ExportConfig
+from nmt.config.model import ModelConfig
+from nmt.export.stage import ExportPaths, export_stage
+from nmt.train.stage import TrainPaths, train_stage
+from support.train import copy_corpus, tiny_train
+
+SMALL_MODEL = ModelConfig(n_layers=2, d_model=128, n_heads=4, d_ff=256, dropout=0.0, max_len=64)
+SMALL_EXPORT = ExportConfig(parity_split="val", parity_sentences=12, logits_steps=4, batch_size=8, threads=1,
+                            compare_split="test", compare_sentences=None, quantize=True, max_int8_bleu_drop=100.0)
+
+
+def sentences(n: int, seed: int, lo: int = 2, hi: int = 12) -> list[str]:
+    """Lines over the copy corpus's symbols s0..s9, of varied lengths."""
+    rng = random.Random(seed)
+    return [" ".join(f"s{rng.randrange(10)}" for _ in range(rng.randint(lo, hi))) for _ in range(n)]
+
+
+def model_file(cache: Path) -> Path:
+    """A model file written by the train stage: a partly learned copy task (outputs of
+    varied lengths, so search has rows finishing at different steps), ~15 s of training.
+
+    Kept in `cache` (under pytest's base temp dir), so the test modules train it once."""
+    path = cache / "model.pt"
+    if not path.is_file():
+        tokens, vocab = copy_corpus(cache / "corpus", n_train=2000, n_val=50, seed=1)
+        cfg = tiny_train(max_tokens=1200, epochs=8, warmup=100, lr_factor=0.5, val_bleu_sentences=0, log_every=50,
+                         num_threads=1, average_last=1, keep_last=1)
+        train_stage(SMALL_MODEL, cfg, TokenizeConfig(), TrainPaths(vocab, tokens, cache / "ckpt", path, cache / "reports", cache / "tr"))
+    return path
+
+
+def validated_dir(root: Path) -> Path:
+    """data/validated-like splits: val (parity) and test (text comparison, BLEU)."""
+    data = root / "validated"
+    data.mkdir(parents=True, exist_ok=True)
+    for split, seed, n in (("val", 1, 16), ("test", 2, 12)):
+        lines = sentences(n, seed)
+        for lang in ("de", "en"):
+            (data / f"{split}.{lang}").write_text("".join(line + "\n" for line in lines))
+    return data
+
+
+EVALUATION = {"test": {"sacrebleu": 12.5, "chrf": 30.0, "sacrebleu_signature": "nrefs:1|test",
+                       "decoding": {"beam_size": 4, "alpha": 0.6, "max_extra": 50}}}
+
+
+def metrics_file(root: Path, metrics: dict | None = None) -> Path:
+    """reports/metrics.json as the evaluate stage writes it."""
+    path = root / "metrics.json"
+    path.write_text(json.dumps(metrics or EVALUATION))
+    return path
+
+
+def export(root: Path, model: Path, out: Path | None = None, metrics: dict | None = None, **overrides) -> Path:
+    """Run the export stage into `out` (default root/onnx); reports under root."""
+    out = out or root / "onnx"
+    export_stage(replace(SMALL_EXPORT, **overrides), Decoding(), ExportPaths(model, validated_dir(root), metrics_file(root, metrics), out, root / "reports" / "validation", root / "reports" / "export.json"))
+    return out
+
+
+def shared_package(cache: Path) -> Path:
+    """The export (int8 graphs included) of `model_file(cache)`, made once; reports beside it."""
+    out = cache / "export" / "onnx"
+    if not (out / "model.json").is_file():
+        export(cache / "export", model_file(cache))
+    return out

@@ -1,0 +1,133 @@
+"""Scratch projects for end-to-end tests, and a private Prefect home for tests that use Prefect.
+
+`build_project` copies what the pipeline needs (dvc.yaml, .dvcignore, nmt/, params.yaml with
+tests/support/smoke_params.yaml merged in: the real data stages and a tiny model) into a folder,
+makes it a git repository, and `commit_project` adds DVC and the first commit (DVCLive in
+the train stage needs one). `build_tiny_project` is a two-stage DVC project that runs in
+about a second, for tests of the orchestration rather than of the stages.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost"]
+
+_prefect_home: Path | None = None
+
+
+def isolate_prefect() -> Path:
+    """Give this test process a private, throw-away PREFECT_HOME; call before importing prefect.
+
+    Also fixes the settings Prefect needs here (analytics off, 60 s startup timeout) and drops
+    any PREFECT_API_URL / profile from the environment, so tests only ever talk to servers
+    they start themselves (the harness, or a server on 127.0.0.1).
+    """
+    global _prefect_home
+    if _prefect_home is None:
+        _prefect_home = Path(tempfile.mkdtemp(prefix="nmt-test-prefect-"))
+        atexit.register(shutil.rmtree, _prefect_home, True)
+        for var in ("PREFECT_API_URL", "PREFECT_API_KEY", "PREFECT_PROFILE", "PREFECT_PROFILES_PATH"):
+            os.environ.pop(var, None)
+        os.environ.update(prefect_settings(_prefect_home))
+    return _prefect_home
+
+
+def prefect_settings(home: Path) -> dict[str, str]:
+    """Prefect settings for a test process or a server/CLI subprocess with its own home."""
+    return {"PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "60"}
+
+
+def project_env(mirror: Path | None = None) -> dict[str, str]:
+    """The environment for DVC in a scratch project: the venv's bin first, the corpus mirror."""
+    env = dict(os.environ)
+    env["PATH"] = f"{BIN}{os.pathsep}{env['PATH']}"
+    env["DVC_NO_ANALYTICS"] = "1"
+    if mirror is not None:
+        env["NMT_DATA_MIRROR"] = str(mirror)
+    return env
+
+
+def dvc(project: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    """Run the venv's dvc in `project`."""
+    return subprocess.run([str(BIN / "dvc"), *args], cwd=project, env=env, capture_output=True, text=True,
+                          timeout=600, check=False)
+
+
+def build_project(root: Path) -> Path:
+    """A copy of the pipeline in `root` with the smoke configuration, as a fresh git repository."""
+    for name in ("dvc.yaml", ".dvcignore"):
+        shutil.copy(ROOT / name, root / name)
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for section, values in yaml.safe_load((Path(__file__).with_name("smoke_params.yaml")).read_text()).items():
+        params[section].update(values)
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    shutil.copytree(ROOT / "nmt", root / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root
+
+
+def commit_project(project: Path, env: dict, remote: bool = False) -> None:
+    """`dvc init` and a first commit; `remote`: also the repository's DVC config (local `.dvcstore` remote)."""
+    result = dvc(project, env, "init", "-q")
+    assert result.returncode == 0, result.stderr
+    if remote:
+        shutil.copy(ROOT / ".dvc" / "config", project / ".dvc" / "config")
+        (project / ".gitignore").write_text("/.dvcstore/\n")
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "scratch project"], cwd=project, check=True)
+
+
+TINY_DVC_YAML = """\
+stages:
+  prepare:
+    cmd: python prepare.py
+    deps: [prepare.py]
+    params: [prepare.lines]
+    outs: [data/lines.txt]
+  score:
+    cmd: python score.py
+    deps: [data/lines.txt, score.py]
+    metrics:
+      - reports/metrics.json:
+          cache: false
+"""
+
+TINY_PREPARE = """\
+import pathlib, yaml
+n = yaml.safe_load(open("params.yaml"))["prepare"]["lines"]
+pathlib.Path("data").mkdir(exist_ok=True)
+pathlib.Path("data/lines.txt").write_text("".join(f"line {i}\\n" for i in range(n)))
+"""
+
+TINY_SCORE = """\
+import json, pathlib
+n = len(pathlib.Path("data/lines.txt").read_text().splitlines())
+pathlib.Path("reports").mkdir(exist_ok=True)
+pathlib.Path("reports/metrics.json").write_text(json.dumps({"test": {"sacrebleu": n / 2, "chrf": n / 4}}))
+"""
+
+
+def build_tiny_project(root: Path, env: dict, remote_dir: Path) -> Path:
+    """A two-stage DVC project (prepare -> score, a BLEU-like metric) with `remote_dir` as its remote."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "dvc.yaml").write_text(TINY_DVC_YAML)
+    (root / "params.yaml").write_text("prepare:\n  lines: 8  # how many lines to write\n")
+    (root / "prepare.py").write_text(TINY_PREPARE)
+    (root / "score.py").write_text(TINY_SCORE)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    commit_project(root, env)
+    result = dvc(root, env, "remote", "add", "-d", "store", str(remote_dir))
+    assert result.returncode == 0, result.stderr
+    return root

@@ -1,0 +1,107 @@
+"""The layout rules the tree keeps (README: Design): checked with `ast`, nothing is run.
+
+- Each dvc.yaml stage lists exactly the `nmt/` code its command runs (folders stand for every
+  file below them), so an edit re-runs exactly the stages that use it.
+- `nmt/text`, `nmt/runtime` and everything they import never import torch.
+- Data flows one way: a package imports only from packages of earlier pipeline parts; no cycles.
+- No file in `nmt/` or `flows/` is over 300 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+import yaml
+
+from support.imports import ROOT, closure, direct_imports, expand, module_file
+
+STAGES = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+# pipeline order: a module may import from its own part and earlier ones only
+ORDER = ["errors", "files", "config", "command", "gates", "text", "data", "model", "decode", "train",
+         "evaluate", "runtime", "export", "cli"]
+TORCH_FREE = ("nmt/text", "nmt/runtime")
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "errors"  # `nmt` itself: the version, nothing else
+
+
+def _modules() -> list[str]:
+    return sorted(".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+                  for p in (ROOT / "nmt").rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _entry(cmd: str) -> str:
+    match = re.match(r"python -m ([\w.]+)", " ".join(cmd.split()))
+    assert match, f"stage command {cmd!r} does not run `python -m MODULE`"
+    return match.group(1)
+
+
+@pytest.mark.parametrize("stage", list(STAGES))
+def test_stage_deps_are_exactly_the_code_its_command_runs(stage: str) -> None:
+    body = STAGES[stage]
+    runs = closure(_entry(body["cmd"]))
+    declared = [d for d in body["deps"] if d.startswith("nmt/")]
+    listed = expand(declared)
+    missing = sorted(str(p.relative_to(ROOT)) for p in runs - listed)
+    extra = sorted(str(p.relative_to(ROOT)) for p in listed - runs)
+    assert not missing, f"dvc.yaml stage {stage!r} runs but does not list: {missing}"
+    assert not extra, f"dvc.yaml stage {stage!r} lists code it never runs: {extra}"
+    assert all((ROOT / d).exists() for d in declared)
+
+
+def _imports_torch(path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        if any(n == "torch" or n.startswith("torch.") for n in names):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("folder", TORCH_FREE)
+def test_torch_free_folders_never_import_torch(folder: str) -> None:
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        offenders = sorted(str(p.relative_to(ROOT)) for p in closure(module) if _imports_torch(p))
+        assert not offenders, f"{module} is torch-free but runs {offenders}, which import torch"
+
+
+def test_the_torch_free_rule_sees_an_offender() -> None:
+    assert _imports_torch(ROOT / "nmt/decode/search.py")
+    assert any(_imports_torch(p) for p in closure("nmt.decode.translator"))
+
+
+def test_imports_flow_one_way_through_the_pipeline() -> None:
+    for module in _modules():
+        part = _part(module)
+        assert part.removesuffix(".py") in ORDER, f"{module}: unknown part {part!r}; add it to ORDER and the README"
+        for imported in direct_imports(module_file(module)):
+            ahead = ORDER.index(_part(imported)) > ORDER.index(part)
+            assert not ahead, f"{module} imports {imported}, a later part of the pipeline"
+
+
+def test_no_import_cycles() -> None:
+    graph = {m: {i for i in direct_imports(module_file(m)) if not m.startswith(i + ".")} for m in _modules()}
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            raise AssertionError("import cycle: " + " -> ".join(path[path.index(module):] + [module]))
+        if module in done:
+            return
+        for nxt in graph.get(module, ()):
+            visit(nxt, path + [module])
+        done.add(module)
+
+    for module in graph:
+        visit(module, [])
+
+
+def test_no_file_over_300_lines() -> None:
+    long = {str(p.relative_to(ROOT)): n for folder in ("nmt", "flows") for p in (ROOT / folder).rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 300}
+    assert not long, f"split these by concept: {long}"

@@ -1,0 +1,201 @@
+"""The training loop: learning, exact resume, SIGTERM checkpoint, NaN stop, the gate, DDP."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from nmt.config.data import TokenizeConfig
+from nmt.config.model import ModelConfig
+from nmt.decode.search import greedy
+from nmt.errors import GateError, TrainingDiverged, TrainingInterrupted
+from nmt.model import checkpoint
+from nmt.text.vocabularies import load_vocabularies
+from nmt.train import loop as train_module
+from nmt.train import resume as resume_module
+from nmt.train.batching import collate, load_pairs
+from nmt.train.loop import train
+from nmt.train.stage import TrainPaths, train_stage
+from support.corpus import repo_params
+from support.train import TINY_MODEL, copy_corpus, tiny_train
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> tuple[Path, Path]:
+    return copy_corpus(tmp_path / "corpus", n_train=120, n_val=16)
+
+
+def weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+def test_exact_resume(corpus, tmp_path: Path) -> None:
+    tokens, vocab = corpus
+    cfg = tiny_train(max_steps=10, epochs=5)  # 120 pairs / ~21 per batch: the run crosses an epoch end
+    straight, _ = train(TINY_MODEL, cfg, vocab, tokens, tmp_path / "a")
+    _, half = train(TINY_MODEL, tiny_train(max_steps=5, epochs=5), vocab, tokens, tmp_path / "b")
+    assert half.step == 5
+    resumed, prog = train(TINY_MODEL, cfg, vocab, tokens, tmp_path / "b")
+    assert prog.step == 10
+    a, b = weights(straight), weights(resumed)
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+def test_sigterm_finishes_the_update_checkpoints_and_resumes(corpus, tmp_path: Path, monkeypatch) -> None:
+    tokens, vocab = corpus
+    real_update, calls = train_module.update, []
+
+    def update_then_sigterm(*args, **kwargs):
+        calls.append(1)
+        result = real_update(*args, **kwargs)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return result
+
+    monkeypatch.setattr(train_module, "update", update_then_sigterm)
+    with pytest.raises(TrainingInterrupted, match="stopped at update 3"):
+        train(TINY_MODEL, tiny_train(max_steps=6), vocab, tokens, tmp_path / "run")
+    saved = checkpoint.load(tmp_path / "run" / "step-00000003.pt")
+    assert saved["step"] == 3 and saved["batch"] == 3
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handler restored
+    monkeypatch.setattr(train_module, "update", real_update)
+    resumed, prog = train(TINY_MODEL, tiny_train(max_steps=6), vocab, tokens, tmp_path / "run")
+    straight, _ = train(TINY_MODEL, tiny_train(max_steps=6), vocab, tokens, tmp_path / "straight")
+    assert prog.step == 6
+    for key, value in weights(straight).items():
+        assert torch.equal(value, resumed.state_dict()[key]), key
+
+
+def test_nan_loss_stops_with_step_and_keeps_last_good_checkpoint(corpus, tmp_path: Path, monkeypatch) -> None:
+    tokens, vocab = corpus
+    real_forward, calls = train_module.LabelSmoothingKL.forward, []
+
+    def poisoned(self, logits, target):
+        calls.append(1)
+        total, count = real_forward(self, logits, target)
+        return (total * float("nan"), count) if len(calls) == 4 else (total, count)
+
+    monkeypatch.setattr(train_module.LabelSmoothingKL, "forward", poisoned)
+    with pytest.raises(TrainingDiverged, match=r"loss is nan at update 4 \(epoch 1, batches 3-3\)") as err:
+        train(TINY_MODEL, tiny_train(max_steps=8, save_every=1), vocab, tokens, tmp_path / "run")
+    assert "step-00000003.pt" in str(err.value)
+    good = checkpoint.load(tmp_path / "run" / "step-00000003.pt")
+    assert all(torch.isfinite(v).all() for v in good["model"].values() if v.is_floating_point())
+    assert not (tmp_path / "run" / "step-00000004.pt").exists()
+
+
+def test_early_stopping_after_patience_epochs_without_improvement(corpus, tmp_path: Path, monkeypatch) -> None:
+    tokens, vocab = corpus
+    scores = iter([5.0, 7.0, 6.0, 6.5, 9.0, 9.0])
+    monkeypatch.setattr(train_module, "greedy_bleu", lambda *a, **k: next(scores))
+    _, prog = train(TINY_MODEL, tiny_train(epochs=6, patience=2), vocab, tokens, tmp_path / "run")
+    assert prog.epoch == 4  # best at epoch 2 (7.0), then two epochs without improvement
+    assert prog.best == 7.0 and prog.bad_epochs == 2
+    best = checkpoint.load(tmp_path / "run" / "best.pt")
+    assert best["epoch"] == 2
+
+
+def test_copy_task_learns(tmp_path: Path) -> None:
+    """The Annotated Transformer's copy task: >= 99% token accuracy, on CPU in about a minute."""
+    tokens, vocab = copy_corpus(tmp_path / "copy", n_train=2000, n_val=50, symbols=10, length=10, seed=1)
+    cfg = tiny_train(max_tokens=1200, epochs=20, warmup=100, lr_factor=0.5, val_bleu_sentences=0,
+                     log_every=50, num_threads=0)
+    model, _ = train(ModelConfig(n_layers=2, d_model=128, n_heads=4, d_ff=256, dropout=0.0, max_len=64),
+                     cfg, vocab, tokens, tmp_path / "run")
+    model.eval()
+    vocabs = load_vocabularies(vocab)
+    val = load_pairs(tokens, "val", vocabs)
+    batch = collate(val, list(range(len(val))))
+    hyps = greedy(model, batch.src)
+    right = total = 0
+    for hyp, (_, tgt) in zip(hyps, val):
+        gold = tgt[1:-1]
+        right += sum(h == g for h, g in zip(hyp, gold))
+        total += len(gold)
+    assert right / total >= 0.99
+
+
+def test_train_stage_writes_gated_self_contained_model(corpus, tmp_path: Path) -> None:
+    tokens, vocab = corpus
+    gate = train_stage(TINY_MODEL, tiny_train(epochs=3), TokenizeConfig(), TrainPaths(vocab, tokens, tmp_path / "ckpt", tmp_path / "model.pt", tmp_path / "reports", tmp_path / "train_reports"))
+    assert gate.success
+    state = torch.load(tmp_path / "model.pt", weights_only=True)
+    assert "average of 2 epoch checkpoints" in state["final"]["how"]
+    assert state["vocab"]["manifest"] == load_vocabularies(vocab).manifest
+    assert (tmp_path / "train_reports" / "curves.png").stat().st_size > 1000
+    assert (tmp_path / "train_reports" / "live" / "metrics.json").is_file()
+    assert (tmp_path / "reports" / "train.json").is_file()
+
+
+def test_train_gate_failure_keeps_previous_model(corpus, tmp_path: Path) -> None:
+    tokens, vocab = corpus
+    (tmp_path / "model.pt").write_bytes(b"previous good model")
+    with pytest.raises(GateError, match="final validation loss"):
+        train_stage(TINY_MODEL, tiny_train(epochs=1, max_val_loss=0.01), TokenizeConfig(), TrainPaths(vocab, tokens, tmp_path / "ckpt", tmp_path / "model.pt", tmp_path / "reports", tmp_path / "tr"))
+    assert (tmp_path / "model.pt").read_bytes() == b"previous good model"
+    assert not list(tmp_path.glob("model.candidate*"))
+
+
+def test_checkpoints_of_another_configuration_are_not_resumed(corpus, tmp_path: Path, caplog, monkeypatch) -> None:
+    tokens, vocab = corpus
+    train(TINY_MODEL, tiny_train(max_steps=2), vocab, tokens, tmp_path / "run")
+    # more epochs / steps: the same run, continued
+    _, prog = train(TINY_MODEL, tiny_train(max_steps=3, epochs=9), vocab, tokens, tmp_path / "run")
+    assert prog.history[0]["step"] == 1 and prog.step == 3
+    # another model size: starts over, the old checkpoints are removed
+    _, prog = train(replace(TINY_MODEL, d_ff=48), tiny_train(max_steps=2), vocab, tokens, tmp_path / "run")
+    assert "model section of params.yaml changed" in caplog.text
+    assert prog.step == 2 and [h["step"] for h in prog.history if "train_loss" in h] == [1, 2]
+    # other training code (DVC re-runs the stage after a code change): starts over
+    monkeypatch.setattr(resume_module, "code_fingerprint", lambda: "other code")
+    _, prog = train(replace(TINY_MODEL, d_ff=48), tiny_train(max_steps=2), vocab, tokens, tmp_path / "run")
+    assert "training code changed" in caplog.text and prog.history[0]["step"] == 1
+    # a rebuilt vocabulary: starts over as well
+    other_tokens, other_vocab = copy_corpus(tmp_path / "other", n_train=50, n_val=5, symbols=7)
+    _, prog = train(replace(TINY_MODEL, d_ff=48), tiny_train(max_steps=1), other_vocab, other_tokens, tmp_path / "run")
+    assert "vocabulary was rebuilt" in caplog.text and prog.step == 1
+    assert [p.name for p in (tmp_path / "run").iterdir()] == ["step-00000001.pt"]
+
+
+@pytest.mark.slow
+def test_ddp_two_cpu_processes_with_gloo(corpus, tmp_path: Path) -> None:
+    tokens, vocab = corpus
+    params = repo_params()
+    params["model"] = dict(vars(TINY_MODEL))
+    params["train"].update(max_steps=4, epochs=2, warmup=10, max_tokens=256, log_every=1, val_bleu_sentences=4,
+                           keep_last=2, average_last=2, max_val_loss=50.0, num_threads=1, device="cpu")
+    params["tokenize"]["lowercase"] = False
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    with socket.socket() as sock:  # a free port for the rendezvous (port 0 hangs torchrun)
+        sock.bind(("127.0.0.1", 0))
+        port = str(sock.getsockname()[1])
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+           "--master_port", port,
+           "-m", "nmt.train.stage", "--params", str(tmp_path / "params.yaml"), "--vocab", str(vocab),
+           "--tokens", str(tokens), "--checkpoints", str(tmp_path / "ckpt"), "--model", str(tmp_path / "model.pt"),
+           "--reports", str(tmp_path / "reports"), "--train-reports", str(tmp_path / "tr")]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "on cpu x2" in run.stderr
+    state = torch.load(tmp_path / "model.pt", weights_only=True)
+    assert state["final"]["step"] == 4
+
+
+def test_dvclive_in_a_repository_without_commits_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
+    from nmt.errors import NmtError
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(NmtError, match="make a first commit"):
+        train_module._open_live(tmp_path / "live", resume=False)
