@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
+import os
 import sys
+import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from nmt import __version__
 from nmt.command import run_reporting_errors, setup_logging
+from nmt.config.evaluate import MAX_BEAM_SIZE, Decoding
+from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError
+
+log = logging.getLogger("nmt.translate")
 
 # stage -> (module with main(argv), one-line help); the order of dvc.yaml
 STAGES: dict[str, tuple[str, str]] = {
@@ -31,39 +39,82 @@ STAGES: dict[str, tuple[str, str]] = {
 }
 
 
+class ProgressLog:
+    """Progress where no bar can be drawn (a pipe, a log file): one log line every `every_s`
+    seconds and at the end, with sentences done, sentences/s and the time left."""
+
+    def __init__(self, total: int, every_s: float = 10.0) -> None:
+        self.total, self.every_s, self.done = total, every_s, 0
+        self.start = self.last = time.monotonic()
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        now = time.monotonic()
+        if now - self.last < self.every_s and self.done < self.total:
+            return
+        self.last = now
+        rate = self.done / max(now - self.start, 1e-9)
+        eta = (self.total - self.done) / rate if rate > 0 else 0.0
+        log.info("translated %d/%d sentences (%.1f sentences/s, %d:%02d left)", self.done, self.total, rate,
+                 eta // 60, eta % 60)
+
+
+def check_paths(model: Path, source: Path | None, output: Path | None) -> None:
+    """Problems with the files, found before any work: the output must be writable and must not be the input."""
+    if not model.exists():
+        raise DataError(f"--model {model}: not found; pass models/model.pt (train stage) or models/onnx (export stage)")
+    if source is not None and not source.is_file():
+        raise DataError(f"--input {source}: cannot read: no such file")
+    if output is None:
+        return
+    if output.is_dir():
+        raise DataError(f"--output {output}: is a directory; give a file path")
+    if source is not None and output.exists() and os.path.samefile(source, output):
+        raise DataError(f"--output {output}: is the input file {source}; writing it would destroy the input, "
+                        "so give another path")
+    try:
+        with tempfile.TemporaryFile(dir=output.parent if str(output.parent) else "."):
+            pass
+    except OSError as exc:
+        raise DataError(f"--output {output}: cannot write in {output.parent}: {exc.strerror or exc}") from None
+
+
+def open_translator(args: argparse.Namespace) -> LineTranslator:
+    """The torch translator for a model file, the ONNX one for a package folder."""
+    if args.model.is_dir():  # an ONNX package (export stage): ONNX Runtime, no torch
+        from nmt.runtime.translator import OnnxTranslator
+
+        return OnnxTranslator.from_dir(args.model, beam_size=args.beam_size, batch_size=args.batch_size,
+                                       device=args.device, threads=args.threads, int8=args.int8)
+    try:
+        from nmt.decode.translator import Translator
+    except ImportError as exc:  # a runtime-only install (`pip install "nmt[runtime]"`) has no torch
+        raise DataError(f"{args.model}: translating a model file needs torch ({exc}); install nmt[pipeline], "
+                        "or pass the exported ONNX package folder (models/onnx)") from None
+    if args.int8:
+        raise DataError("--int8 needs an ONNX package exported with export.quantize: true (--model models/onnx)")
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    return Translator.from_file(args.model, Decoding(beam_size=args.beam_size), args.batch_size, args.device)
+
+
 def translate(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
     from nmt.files.atomic import atomic_open
     from nmt.files.lines import split_lines
 
-    if args.beam_size < 1:
-        raise DataError("--beam-size must be >= 1 (1 is greedy decoding)")
+    if not 1 <= args.beam_size <= MAX_BEAM_SIZE:
+        raise DataError(f"--beam-size must be 1 (greedy) to {MAX_BEAM_SIZE}; wider beams cost memory "
+                        "(rows = batch x beam) for no gain")
     if args.batch_size < 1:
         raise DataError("--batch-size must be >= 1")
     if args.threads < 0:
         raise DataError("--threads must be >= 0 (0: the library's default)")
-    if args.output is not None and args.output.is_dir():
-        raise DataError(f"--output {args.output}: is a directory; give a file path")
-    if args.model.is_dir():  # an ONNX package (export stage): ONNX Runtime, no torch
-        from nmt.runtime.translator import OnnxTranslator
-
-        translator = OnnxTranslator.from_dir(args.model, beam_size=args.beam_size, batch_size=args.batch_size,
-                                             device=args.device, threads=args.threads, int8=args.int8)
-    else:
-        try:
-            from nmt.config.evaluate import Decoding
-            from nmt.decode.translator import Translator
-        except ImportError as exc:  # a runtime-only install (`pip install "nmt[runtime]"`) has no torch
-            raise DataError(f"{args.model}: translating a model file needs torch ({exc}); install nmt[pipeline], "
-                            "or pass the exported ONNX package folder (models/onnx)") from None
-        if args.int8:
-            raise DataError("--int8 needs an ONNX package exported with export.quantize: true (--model models/onnx)")
-        if args.threads:
-            import torch
-
-            torch.set_num_threads(args.threads)
-        translator = Translator.from_file(args.model, Decoding(beam_size=args.beam_size), args.batch_size)
+    check_paths(args.model, args.input, args.output)
+    translator = open_translator(args)
     if args.input is None:
         lines = split_lines(sys.stdin.buffer.read(), "<stdin>")
     else:
@@ -71,18 +122,25 @@ def translate(args: argparse.Namespace) -> None:
             lines = split_lines(args.input.read_bytes(), str(args.input))
         except OSError as exc:
             raise DataError(f"{args.input}: cannot read: {exc.strerror}") from None
-    with tqdm(total=sum(1 for x in lines if x.strip()), unit="sent", desc="translate",
-              disable=None if args.input is not None else True) as bar:
-        out = translator.translate(lines, progress=bar.update)
-    text = "".join(line + "\n" for line in out)
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        try:
-            with atomic_open(args.output, "w") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise DataError(f"--output {args.output}: cannot write: {exc.strerror or exc}") from None
+    total = sum(1 for x in lines if x.strip())
+    log.info("translating %d lines (%d sentences), beam %d", len(lines), total, translator.beam_size)
+    bar = tqdm(total=total, unit="sent", desc="translate") if sys.stderr.isatty() else None
+    progress = bar.update if bar is not None else ProgressLog(total)
+    out = translator.translate_stream(lines, progress=progress)
+    try:
+        if args.output is None:
+            for line in out:
+                sys.stdout.write(line + "\n")
+                sys.stdout.flush()
+            return
+        with atomic_open(args.output, "w") as fh:  # the file appears whole at the end, or not at all
+            for line in out:
+                fh.write(line + "\n")
+    except OSError as exc:
+        raise DataError(f"--output {args.output}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,16 +158,19 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Translate UTF-8 text, one sentence per line, with a model file written by the "
                                    "train stage or the ONNX package of the export stage. Reads stdin and writes stdout "
                                    "unless --input / --output are given; empty lines stay empty, so output lines "
-                                   "match input lines.")
+                                   "match input lines. Progress goes to stderr: a bar on a terminal, else a log line "
+                                   "every 10 s.")
     p.add_argument("--model", type=Path, required=True,
                    help="model file (models/model.pt), or an ONNX package folder (models/onnx: ONNX Runtime, no torch)")
-    p.add_argument("--beam-size", type=int, default=4, help="beam width; 1 = greedy (default: 4, as the paper)")
+    p.add_argument("--beam-size", type=int, default=4,
+                   help=f"beam width, 1 (greedy) to {MAX_BEAM_SIZE} (default: 4, as the paper)")
     p.add_argument("--input", type=Path, help="input file (default: stdin)")
-    p.add_argument("--output", type=Path, help="output file, written atomically (default: stdout)")
+    p.add_argument("--output", type=Path, help="output file, written atomically; not the input (default: stdout, "
+                                              "line by line as translations are made)")
     p.add_argument("--batch-size", type=int, default=64, help="sentences decoded together (default: 64)")
     p.add_argument("--threads", type=int, default=0, help="CPU threads (default: 0, the library's default)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="ONNX packages: execution provider; auto = CUDA when it works, else CPU (default: auto)")
+                   help="where to run: auto = CUDA when it works, else CPU; cuda fails if it does not (default: auto)")
     p.add_argument("--int8", action="store_true", help="ONNX packages: use the int8-quantised graphs")
     return parser
 

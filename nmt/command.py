@@ -58,6 +58,12 @@ def run_reporting_errors(command: str, func: Callable[[], object]) -> int:
     except NmtError as exc:
         print(f"nmt {command}: error: {exc}", file=sys.stderr)
         return 1
+    except ModuleNotFoundError as exc:  # a runtime-only install (`nmt[runtime]`) running a pipeline command
+        if (exc.name or "nmt").split(".")[0] == "nmt":
+            raise
+        print(f"nmt {command}: error: this command needs the pipeline dependencies ({exc.name} is not installed); "
+              "install them with `pip install \"nmt[pipeline]\"`", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"nmt {command}: interrupted; outputs were not replaced", file=sys.stderr)
         return 130

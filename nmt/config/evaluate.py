@@ -10,14 +10,22 @@ from dataclasses import dataclass
 
 from nmt.config.loader import require
 
+MAX_BEAM_SIZE = 32  # beyond this, memory grows (rows = batch x beam) for no gain in BLEU
+
 
 @dataclass(frozen=True)
 class Decoding:
-    """Beam search settings (paper, section 6.1)."""
+    """Beam search settings (paper, section 6.1); checked wherever they come from (params, a
+    model card, the command line)."""
 
     beam_size: int = 4  # beam width; 1 = greedy
     alpha: float = 0.6  # GNMT length penalty
     max_extra: int = 50  # output length limit: source length + this
+
+    def __post_init__(self) -> None:
+        require(1 <= self.beam_size <= MAX_BEAM_SIZE, "beam_size", f"must be 1 (greedy) to {MAX_BEAM_SIZE}")
+        require(self.alpha >= 0.0, "alpha", "must be >= 0")
+        require(self.max_extra >= 1, "max_extra", "must be >= 1")
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,7 @@ class EvaluateConfig:
     max_extra: int = 50  # outputs may be this many symbols longer than the source (paper: 50)
     batch_size: int = 64  # sentences decoded together
     min_bleu: float = 20.0  # gate: sacreBLEU floor (0-100) for every test set
+    max_unk_rate: float = 0.0  # gate: largest share of <unk> among the output tokens of every test set
     samples: int = 5  # best and worst sentences (by sentence BLEU) shown in the report
     attention_samples: int = 3  # sentences that get an attention page
     attention_max_tokens: int = 16  # attention samples are picked among sources no longer than this
@@ -35,11 +44,10 @@ class EvaluateConfig:
     def __post_init__(self) -> None:
         require(len(self.test_sets) > 0, "test_sets", "must name at least one split")
         require(len(set(self.test_sets)) == len(self.test_sets), "test_sets", "must not repeat a split")
-        require(self.beam_size >= 1, "beam_size", "must be >= 1 (1 = greedy)")
-        require(self.alpha >= 0.0, "alpha", "must be >= 0")
-        require(self.max_extra >= 1, "max_extra", "must be >= 1")
+        Decoding(self.beam_size, self.alpha, self.max_extra)  # the same ranges, named by key
         require(self.batch_size >= 1, "batch_size", "must be >= 1")
         require(0.0 <= self.min_bleu <= 100.0, "min_bleu", "must be between 0 and 100")
+        require(0.0 <= self.max_unk_rate <= 1.0, "max_unk_rate", "must be between 0 and 1")
         require(self.samples >= 0, "samples", "must be >= 0")
         require(self.attention_samples >= 0, "attention_samples", "must be >= 0")
         require(self.attention_max_tokens >= 1, "attention_max_tokens", "must be >= 1")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from nmt.text.detokenizer import Detokenizer
@@ -57,10 +57,11 @@ class LineTranslator(ABC):
             ids = ids[: self.max_source - 1] + ids[-1:]
         return ids
 
-    def search(self, lines: Sequence[str], progress: Progress | None = None
+    def search(self, lines: Sequence[str], progress: Progress | None = None, first_line: int = 1
                ) -> list[tuple[list[int], list[int]] | None]:
-        """(source ids, output ids) per input line; None for an empty line."""
-        sources = {i: self.source_ids(tokens, line=i + 1)
+        """(source ids, output ids) per input line; None for an empty line. `first_line`: the
+        number of `lines[0]` in the input, for warnings."""
+        sources = {i: self.source_ids(tokens, line=first_line + i)
                    for i, (tokens, _) in enumerate(self.tokenize(lines)) if tokens}
         out: list[tuple[list[int], list[int]] | None] = [None] * len(lines)
         order = sorted(sources, key=lambda i: len(sources[i]))
@@ -72,10 +73,20 @@ class LineTranslator(ABC):
                 progress(len(rows))
         return out
 
-    def translate_tokens(self, lines: Sequence[str], progress: Progress | None = None) -> list[list[str]]:
+    def translate_tokens(self, lines: Sequence[str], progress: Progress | None = None,
+                         first_line: int = 1) -> list[list[str]]:
         """Output tokens per input line; [] for an empty line."""
-        return [[] if r is None else self.vocabs.output_tokens(r[1]) for r in self.search(lines, progress)]
+        searched = self.search(lines, progress, first_line)
+        return [[] if r is None else self.vocabs.output_tokens(r[1]) for r in searched]
 
-    def translate(self, lines: Sequence[str], progress: Progress | None = None) -> list[str]:
+    def translate(self, lines: Sequence[str], progress: Progress | None = None, first_line: int = 1) -> list[str]:
         """One output line per input line."""
-        return [self.detokenizer(t) if t else "" for t in self.translate_tokens(lines, progress)]
+        return [self.detokenizer(t) if t else "" for t in self.translate_tokens(lines, progress, first_line)]
+
+    def translate_stream(self, lines: Sequence[str], window: int = 2048, progress: Progress | None = None
+                         ) -> Iterator[str]:
+        """`translate`, `window` lines at a time, in input order, so output can be written as it
+        is made. Lines are length-sorted into batches within a window only: with a window as
+        long as the input this is exactly `translate`."""
+        for start in range(0, len(lines), window):
+            yield from self.translate(lines[start:start + window], progress, first_line=start + 1)

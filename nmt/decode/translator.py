@@ -15,7 +15,7 @@ import torch
 from nmt.config.evaluate import Decoding
 from nmt.decode.lines import LineTranslator
 from nmt.decode.search import beam_search, greedy
-from nmt.errors import DataError
+from nmt.errors import DataError, NmtError
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer
 from nmt.text.detokenizer import Detokenizer
@@ -28,16 +28,18 @@ class Translator(LineTranslator):
     model: Transformer  # in eval mode
 
     @classmethod
-    def from_file(cls, path: Path | str, decoding: Decoding = Decoding(), batch_size: int = 64) -> Translator:
-        """Load a final model file (train stage output) to decode with `decoding`."""
+    def from_file(cls, path: Path | str, decoding: Decoding = Decoding(), batch_size: int = 64,
+                  device: str = "cpu") -> Translator:
+        """Load a final model file (train stage output) to decode with `decoding` on `device`
+        (cpu, cuda, or auto: CUDA when torch has it)."""
         state = checkpoint.load(path)
         if "text" not in state:
             raise DataError(f"{path}: a training checkpoint, not a final model file (train stage output, "
                             "e.g. models/model.pt), or written by an older version; re-run `dvc repro train`")
         vocabs = checkpoint.vocabs_of(state)
         model = Transformer(checkpoint.model_config_of(state), len(vocabs.src), len(vocabs.tgt))
-        model.load_state_dict(state["model"])
-        model.eval()
+        checkpoint.load_weights(model, state["model"], Path(path))
+        model.to(_torch_device(device)).eval()
         text = state["text"]
         return cls(model=model, vocabs=vocabs, tokenize=make_tokenizer(text["src_lang"], text["lowercase"]),
                    detokenizer=Detokenizer.from_dict(text["detokenizer"]), beam_size=decoding.beam_size,
@@ -48,8 +50,17 @@ class Translator(LineTranslator):
         return self.model.cfg.max_len
 
     def decode_batch(self, sources: list[list[int]]) -> list[list[int]]:
-        src = torch.from_numpy(pad_batch(sources))
+        src = torch.from_numpy(pad_batch(sources)).to(self.model.pe.device)
         with torch.no_grad():
             if self.beam_size == 1:
                 return greedy(self.model, src, self.max_extra)
             return beam_search(self.model, src, self.beam_size, self.alpha, self.max_extra)
+
+
+def _torch_device(device: str) -> torch.device:
+    if device not in ("auto", "cpu", "cuda"):
+        raise NmtError(f"device {device!r}: expected auto, cpu or cuda")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise NmtError("device cuda: torch sees no CUDA device here (a CPU build of torch, or no GPU); "
+                       "use --device cpu or auto")
+    return torch.device("cuda" if device != "cpu" and torch.cuda.is_available() else "cpu")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nmt.evaluate.attention import KINDS
-from nmt.evaluate.scoring import CHRF_LABEL, NLTK_LABEL, SACREBLEU_LABEL
+from nmt.evaluate.scoring import CHRF_LABEL, LENGTH_LABEL, NLTK_LABEL, SACREBLEU_LABEL, UNK_LABEL
 from nmt.gates.reports import GateReport
 
 STYLE = """
@@ -66,14 +66,18 @@ def table(header: list[str], rows: list[list[Any]], numeric: set[int] = frozense
 
 
 def metrics_section(metrics: dict[str, Any]) -> str:
-    rows = [[escape(name), m["sacrebleu"], m["chrf"], m["nltk_bleu"], m["sentences"]] for name, m in metrics.items()]
+    rows = [[escape(name), m["sacrebleu"], m["chrf"], m["nltk_bleu"], m["sentences"], f"{m['unk_rate']:.2%}",
+             m["unk_sentences"], m["length_ratio"]] for name, m in metrics.items()]
     sigs = "".join(f"<li>{escape(name)}: BLEU <span class=\"sig\">{escape(m['sacrebleu_signature'])}</span>; "
                    f"chrF <span class=\"sig\">{escape(m['chrf_signature'])}</span></li>" for name, m in metrics.items())
     first = next(iter(metrics.values()))
     d = first["decoding"]
-    return ("<h2>Metrics</h2>\n" + table(["test set", "sacreBLEU", "chrF", "NLTK BLEU", "sentences"], rows, {1, 2, 3, 4})
+    header = ["test set", "sacreBLEU", "chrF", "NLTK BLEU", "sentences", "<unk> rate", "sentences with <unk>",
+              "length ratio"]
+    return ("<h2>Metrics</h2>\n" + table(header, rows, set(range(1, 8)))
             + f"<ul><li>sacreBLEU: {escape(SACREBLEU_LABEL)}</li><li>chrF: {escape(CHRF_LABEL)}</li>"
-            f"<li>NLTK BLEU: {escape(NLTK_LABEL)}</li></ul>\n<p>Signatures:</p><ul>{sigs}</ul>\n"
+            f"<li>NLTK BLEU: {escape(NLTK_LABEL)}</li><li>&lt;unk&gt; rate: {escape(UNK_LABEL)}</li>"
+            f"<li>length ratio: {escape(LENGTH_LABEL)}</li></ul>\n<p>Signatures:</p><ul>{sigs}</ul>\n"
             f"<p>Decoding: beam {d['beam_size']}, length penalty alpha {d['alpha']}, "
             f"max length = source length + {d['max_extra']} (Vaswani et al. 2017, section 6.1).</p>\n")
 
@@ -130,10 +134,13 @@ def attention_page(sample: dict[str, Any], files: dict[str, list[str]], sample_d
 
 def bleu_markdown(metrics: dict[str, Any], details: dict[str, Any]) -> str:
     """reports/bleu.md: the numbers, what each one is, and how they were produced."""
-    lines = ["# BLEU", "", "| test set | sacreBLEU | chrF | NLTK BLEU | sentences |", "| --- | --- | --- | --- | --- |"]
-    lines += [f"| {n} | {m['sacrebleu']} | {m['chrf']} | {m['nltk_bleu']} | {m['sentences']} |" for n, m in metrics.items()]
+    lines = ["# BLEU", "", "| test set | sacreBLEU | chrF | NLTK BLEU | sentences | <unk> rate | length ratio |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {n} | {m['sacrebleu']} | {m['chrf']} | {m['nltk_bleu']} | {m['sentences']} | {m['unk_rate']:.2%} "
+              f"| {m['length_ratio']} |" for n, m in metrics.items()]
     lines += ["", f"- **sacreBLEU**: {SACREBLEU_LABEL}. This is the number to compare with published results.",
-              f"- **chrF**: {CHRF_LABEL}.", f"- **NLTK BLEU**: {NLTK_LABEL}.", ""]
+              f"- **chrF**: {CHRF_LABEL}.", f"- **NLTK BLEU**: {NLTK_LABEL}.", f"- **<unk> rate**: {UNK_LABEL}.",
+              f"- **length ratio**: {LENGTH_LABEL}.", ""]
     for n, m in metrics.items():
         d = m["decoding"]
         lines += [f"## {n}", "", f"- BLEU signature: `{m['sacrebleu_signature']}`",

@@ -15,9 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from nmt.text.vocab import UNK
+
 SACREBLEU_LABEL = "sacreBLEU, detokenized cased text vs raw references (13a tokenizer)"
 CHRF_LABEL = "chrF (sacreBLEU), detokenized cased text vs raw references"
 NLTK_LABEL = "NLTK corpus_bleu x 100 on spaCy tokens (the reference tutorials' number; tokenization-dependent)"
+UNK_LABEL = "share of output tokens that are <unk> (words the target vocabulary cannot produce)"
+LENGTH_LABEL = "hypothesis / reference length in sacreBLEU's 13a tokens (below 1: BLEU's brevity penalty applies)"
 
 # Source-length buckets in tokens: (low, high) inclusive; None = no upper bound.
 LENGTH_BUCKETS: tuple[tuple[int, int | None], ...] = ((1, 10), (11, 15), (16, 20), (21, 25), (26, None))
@@ -31,6 +35,9 @@ class CorpusScores:
     chrf_signature: str
     nltk_bleu: float  # 0-100
     sentences: int
+    length_ratio: float  # hypothesis / reference length (sacreBLEU's 13a tokens); BLEU's brevity penalty reads it
+    unk_rate: float  # share of output tokens that are <unk> (0-1): words the vocabulary could not produce
+    unk_sentences: int  # hypotheses with at least one <unk>
 
 
 def corpus_scores(hypotheses: Sequence[str], references: Sequence[str], hyp_tokens: Sequence[Sequence[str]],
@@ -46,8 +53,10 @@ def corpus_scores(hypotheses: Sequence[str], references: Sequence[str], hyp_toke
     b = bleu.corpus_score(list(hypotheses), [list(references)])
     c = chrf.corpus_score(list(hypotheses), [list(references)])
     nltk = corpus_bleu([[list(r)] for r in ref_tokens], [list(h) for h in hyp_tokens]) if hyp_tokens else 0.0
+    unks = [sum(t == UNK for t in h) for h in hyp_tokens]
     return CorpusScores(round(b.score, 2), str(bleu.get_signature()), round(c.score, 2), str(chrf.get_signature()),
-                        round(100.0 * nltk, 2), len(hypotheses))
+                        round(100.0 * nltk, 2), len(hypotheses), round(b.sys_len / max(b.ref_len, 1), 4),
+                        round(sum(unks) / max(sum(len(h) for h in hyp_tokens), 1), 6), sum(n > 0 for n in unks))
 
 
 def sentence_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> list[float]:

@@ -79,7 +79,8 @@ def translate_test_set(translator: Translator, cfg: EvaluateConfig, name: str, d
             for i, (b, s, r, h) in enumerate(zip(sent, sources, references, hypotheses))]
     ranked = sorted(rows, key=lambda x: (x["bleu"], -x["line"]))
     metrics = {"sacrebleu": scores.sacrebleu, "chrf": scores.chrf, "nltk_bleu": scores.nltk_bleu,
-               "sentences": scores.sentences, "sacrebleu_signature": scores.sacrebleu_signature,
+               "sentences": scores.sentences, "length_ratio": scores.length_ratio, "unk_rate": scores.unk_rate,
+               "unk_sentences": scores.unk_sentences, "sacrebleu_signature": scores.sacrebleu_signature,
                "chrf_signature": scores.chrf_signature,
                "decoding": {"beam_size": cfg.beam_size, "alpha": cfg.alpha, "max_extra": cfg.max_extra}}
     detail = {"best": ranked[::-1][:cfg.samples], "worst": ranked[:cfg.samples],
@@ -110,8 +111,11 @@ def evaluate_stage(cfg: EvaluateConfig, paths: EvaluatePaths) -> Gate:
     results = {name: translate_test_set(translator, cfg, name, paths.data, paths.tokens) for name in cfg.test_sets}
     gate = Gate(REPORT_NAME)
     for name, r in results.items():
-        gate.check(f"{name}: sacreBLEU floor", r["metrics"]["sacrebleu"] >= cfg.min_bleu,
-                   f">= {cfg.min_bleu:g}", f"{r['metrics']['sacrebleu']:.2f}")
+        m = r["metrics"]
+        gate.check(f"{name}: sacreBLEU floor", m["sacrebleu"] >= cfg.min_bleu, f">= {cfg.min_bleu:g}",
+                   f"{m['sacrebleu']:.2f}")
+        gate.check(f"{name}: <unk> rate", m["unk_rate"] <= cfg.max_unk_rate, f"<= {cfg.max_unk_rate:g} of output tokens",
+                   f"{m['unk_rate']:.4f} ({m['unk_sentences']} of {m['sentences']} sentences contain <unk>)")
     metrics = {name: r["metrics"] for name, r in results.items()}
     gate.stats.update(metrics=metrics, model=str(paths.model),
                       empty_translations={n: sum(1 for h in r["hypotheses"] if not h) for n, r in results.items()})

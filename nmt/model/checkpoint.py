@@ -37,16 +37,61 @@ def save(path: Path, state: dict[str, Any]) -> None:
         torch.save(state, fh)
 
 
+_PASS_INSTEAD = "pass a model file written by the train stage (models/model.pt) or an ONNX package folder (models/onnx)"
+
+
 def load(path: Path) -> dict[str, Any]:
+    """A checkpoint or model file, loaded without running any code (`weights_only=True`)."""
+    path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path}: a folder, not a model file; {_PASS_INSTEAD}")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise DataError(f"{path}: no such checkpoint; train a model first (`dvc repro train`)") from None
-    except Exception as exc:  # unpickling errors of every kind: truncated, foreign, unsafe
-        raise DataError(f"{path}: not a loadable checkpoint ({type(exc).__name__}: {exc})") from None
+    except Exception as exc:  # unpickling errors of every kind: truncated, foreign, unsafe; one line, no advice
+        raise DataError(f"{path}: not an nmt model file ({_what_it_is(path, exc)}); {_PASS_INSTEAD}") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
-        raise DataError(f"{path}: not an nmt checkpoint of format {FORMAT}")
+        raise DataError(f"{path}: not an nmt checkpoint of format {FORMAT}; {_PASS_INSTEAD}")
     return state
+
+
+def _what_it_is(path: Path, exc: Exception) -> str:
+    """What a file that torch cannot load looks like, in a few words (never torch's advice)."""
+    if path.suffix == ".onnx":
+        return "an ONNX graph: pass the folder that holds it with its model.json"
+    try:
+        head = path.read_bytes()[:64].lstrip()
+    except OSError as err:
+        return f"cannot read: {err.strerror}"
+    if head.startswith((b"{", b"[")):
+        return "a JSON file" + (": pass the folder that holds it" if path.name == "model.json" else "")
+    if head[:2] == b"PK":
+        return f"a damaged or foreign torch archive ({type(exc).__name__})"
+    return "not a torch archive" + (" but text" if head and all(32 <= c < 127 or c in b"\t\r\n" for c in head) else "")
+
+
+def load_weights(model: torch.nn.Module, weights: dict[str, torch.Tensor], path: Path) -> None:
+    """`model.load_state_dict(weights)`, or one `DataError` naming the first tensor that does not fit."""
+    expected = model.state_dict()
+    for name, tensor in expected.items():
+        if name not in weights:
+            raise DataError(f"{path}: weights lack {name!r} that model_config {_shape_of(model)} needs; the file's "
+                            "config does not match its weights (re-run `dvc repro train`)")
+        if weights[name].shape != tensor.shape:
+            raise DataError(f"{path}: tensor {name!r} is {tuple(weights[name].shape)} in the file, "
+                            f"{tuple(tensor.shape)} for its model_config {_shape_of(model)}; the config does not "
+                            "match the weights (re-run `dvc repro train`)")
+    extra = sorted(set(weights) - set(expected))
+    if extra:
+        raise DataError(f"{path}: tensor {extra[0]!r} is not part of model_config {_shape_of(model)} "
+                        f"({len(extra)} such); the config does not match the weights (re-run `dvc repro train`)")
+    model.load_state_dict(weights)
+
+
+def _shape_of(model: torch.nn.Module) -> str:
+    cfg = getattr(model, "cfg", None)
+    return "" if cfg is None else f"(n_layers={cfg.n_layers}, d_model={cfg.d_model}, d_ff={cfg.d_ff}, n_heads={cfg.n_heads})"
 
 
 def vocab_payload(vocabs: Vocabularies) -> dict[str, Any]:

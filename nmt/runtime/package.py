@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nmt.config.evaluate import Decoding
+from nmt.config.loader import from_dict
 from nmt.errors import DataError
 from nmt.files.digest import sha256_file
 from nmt.text.subword import BPE
@@ -32,6 +34,7 @@ class Package:
     card: dict[str, Any]  # model.json
     vocabs: Vocabularies  # source / target vocabularies and BPE merges, as the model file holds them
     tokenizer: dict[str, Any]  # tokenizer.json: languages, lowercase, detokenizer table
+    decoding: Decoding  # the card's decoding defaults, checked
 
     def graph(self, name: str, int8: bool = False) -> Path:
         """Path of graph `name` (encoder / decoder_step), fp32 or int8."""
@@ -76,6 +79,8 @@ def load_package(path: Path) -> Package:
             raise KeyError(", ".join(absent))
         manifest = {"kind": vocab.get("kind"), "joint": vocab.get("joint"), "src_lang": card["languages"]["src"],
                     "tgt_lang": card["languages"]["tgt"], "src": vocab["src"], "tgt": vocab["tgt"], "bpe": vocab.get("bpe")}
+        decoding = {k: card["decoding"][k] for k in ("beam_size", "alpha", "max_extra")}
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise DataError(f"{card_path}: malformed package ({type(exc).__name__}: {exc}); {REEXPORT}") from None
-    return Package(root, card, Vocabularies(src, tgt, bpe, manifest), tokenizer)
+    return Package(root, card, Vocabularies(src, tgt, bpe, manifest), tokenizer,
+                   from_dict(Decoding, decoding, key="decoding", source=str(card_path)))

@@ -11,9 +11,11 @@ without torch: `pip install "nmt[runtime]"`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from nmt.config.evaluate import Decoding
+from nmt.config.loader import from_dict
 from nmt.decode.lines import LineTranslator
 from nmt.runtime.package import Package, load_package
 from nmt.runtime.session import OnnxModel
@@ -37,14 +39,15 @@ class OnnxTranslator(LineTranslator):
         package = load_package(path)
         model = OnnxModel(package.graph("encoder", int8), package.graph("decoder_step", int8),
                           package.card["model"]["max_len"], device, threads)
-        defaults = package.card["decoding"]
+        given = {"beam_size": beam_size, "alpha": alpha, "max_extra": max_extra}
+        decoding = from_dict(Decoding, asdict(package.decoding) | {k: v for k, v in given.items() if v is not None},
+                             key="decoding", source="OnnxTranslator.from_dir")
         tok = package.tokenizer
         return cls(package=package, model=model, vocabs=package.vocabs,
                    tokenize=make_tokenizer(tok["src_lang"], tok["lowercase"]),
                    detokenizer=Detokenizer.from_dict(tok["detokenizer"]),
-                   beam_size=beam_size if beam_size is not None else defaults["beam_size"],
-                   alpha=alpha if alpha is not None else defaults["alpha"],
-                   max_extra=max_extra if max_extra is not None else defaults["max_extra"], batch_size=batch_size)
+                   beam_size=decoding.beam_size, alpha=decoding.alpha, max_extra=decoding.max_extra,
+                   batch_size=batch_size)
 
     @property
     def max_len(self) -> int:

@@ -1,0 +1,79 @@
+"""The `<unk>` rate next to BLEU, and the evaluate gate on it (issue 11): a word-level model
+whose vocabulary lacks the test set's rare words writes `<unk>`, and the gate fails."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from nmt.config.data import DataConfig, TokenizeConfig, VocabConfig
+from nmt.config.evaluate import EvaluateConfig
+from nmt.config.loader import from_dict
+from nmt.config.model import ModelConfig
+from nmt.data.vocab import build_vocabularies, save_vocabularies
+from nmt.errors import GateError
+from nmt.evaluate.stage import EvaluatePaths, evaluate_stage
+from nmt.train.stage import TrainPaths, train_stage
+from support.train import tiny_train, write_split
+
+
+def _sentences(rng: random.Random, n: int, first_rare: int) -> list[list[str]]:
+    """Copy-task sentences; every other one has a word seen once only (r<k>): <unk> for min_freq 2."""
+    out = []
+    for i in range(n):
+        words = [f"s{rng.randrange(10)}" for _ in range(8)]
+        if i % 2:
+            words[rng.randrange(8)] = f"r{first_rare + i}"
+        out.append(words)
+    return out
+
+
+@pytest.fixture(scope="module")
+def word_model(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("unk")
+    tokens, vocab, data = root / "tokens", root / "vocab", root / "validated"
+    tokens.mkdir()
+    data.mkdir()
+    rng = random.Random(7)
+    for split, n, first in (("train", 2000, 0), ("val", 40, 10**5), ("test", 40, 10**6)):
+        sents = _sentences(rng, n, first)
+        write_split(tokens, split, sents, sents)
+        if split == "test":
+            for lang in ("de", "en"):
+                (data / f"test.{lang}").write_text("".join(" ".join(s) + "\n" for s in sents))
+    corpus = {"languages": ["de", "en"], "files": [{"name": "x", "url": "file:///x", "sha256": "0" * 64}],
+              "splits": {"train": {"de": "x", "en": "x"}, "val": {"de": "x", "en": "x"}}}
+    cfg = from_dict(DataConfig, {"corpus": "c", "direction": "de-en", "corpora": {"c": corpus}}, key="data")
+    save_vocabularies(build_vocabularies(cfg, VocabConfig(kind="word", min_freq=2, joint=False), tokens), vocab)
+    train = tiny_train(max_tokens=1200, epochs=8, warmup=100, lr_factor=0.5, val_bleu_sentences=0, log_every=50,
+                       num_threads=0, average_last=1, keep_last=1)
+    model = ModelConfig(n_layers=2, d_model=64, n_heads=4, d_ff=128, dropout=0.0, max_len=64)
+    reports = root / "reports"
+    train_stage(model, train, TokenizeConfig(), TrainPaths(vocab, tokens, root / "ckpt", root / "model.pt",
+                                                           reports / "validation", reports / "train"))
+    return {"model": root / "model.pt", "tokens": tokens, "data": data, "reports": reports}
+
+
+def _evaluate(s: dict[str, Path], max_unk_rate: float) -> None:
+    cfg = EvaluateConfig(test_sets=("test",), beam_size=1, min_bleu=0.0, max_unk_rate=max_unk_rate, samples=2,
+                         attention_samples=1, attention_max_tokens=10)
+    evaluate_stage(cfg, EvaluatePaths(s["model"], s["data"], s["tokens"], s["reports"], s["reports"] / "validation"))
+
+
+def test_unk_rate_and_length_ratio_are_reported_next_to_bleu(word_model: dict[str, Path]) -> None:
+    _evaluate(word_model, max_unk_rate=1.0)
+    m = json.loads((word_model["reports"] / "metrics.json").read_text())["test"]
+    assert 0.0 < m["unk_rate"] <= 1 / 8 and 0 < m["unk_sentences"] <= 20
+    assert 0.5 < m["length_ratio"] < 1.5
+    html = (word_model["reports"] / "index.html").read_text()
+    assert "&lt;unk&gt; rate" in html and "length ratio" in html
+    assert "<unk> rate" in (word_model["reports"] / "bleu.md").read_text()
+
+
+def test_the_unk_gate_fails_a_word_level_model(word_model: dict[str, Path]) -> None:
+    with pytest.raises(GateError, match=r"test: <unk> rate: 0\.\d+ \(\d+ of 40 sentences contain <unk>\) "
+                                        r"\(expected <= 0 of output tokens\)"):
+        _evaluate(word_model, max_unk_rate=0.0)
