@@ -1,6 +1,6 @@
 """Translation speed of the ONNX package vs torch eager on the CPU, greedy and beam 4.
 
-Loads models/model.pt (torch, `nmt.translate.Translator`) and models/onnx (ONNX Runtime,
+Loads models/model.pt (torch, `nmt.decode.translator.Translator`) and models/onnx (ONNX Runtime,
 `nmt.runtime.OnnxTranslator`, fp32 and int8) and translates the first sentences of a
 validated test split text to text with each, in the same length-sorted batches. Prints
 sentences/s side by side with the ratio to torch, the share of lines identical to torch,

@@ -5,7 +5,7 @@
 newest target token, the source mask, the self-attention cache of the earlier positions
 and the cross keys/values, and returns the next-token logits and the cache grown by one
 position. Both wrap the model's own `encode` / `init_cache` / `decode_step`, so the graphs
-compute exactly what `nmt.decoding` computes. Dynamic axes: batch, source length and cache
+compute exactly what `nmt.decode.search` computes. Dynamic axes: batch, source length and cache
 length (an empty cache, length 0, is the first step).
 
 `GRAPHS` describes the inputs and outputs (names, dtypes, symbolic shapes) for the model

@@ -1,6 +1,6 @@
 """Greedy and beam search in numpy over the exported graphs (no torch).
 
-The same algorithms as `nmt.decoding`, step for step, so that ONNX Runtime and torch give
+The same algorithms as `nmt.decode.search`, step for step, so that ONNX Runtime and torch give
 identical outputs: the encoder runs once per batch, each step feeds only the newest token
 and the self-attention cache, rows that are done leave the batch, the output may be
 `max_extra` symbols longer than the source (capped by the model's positions), and beam
@@ -8,7 +8,8 @@ search ranks finished hypotheses by log-probability / ((5 + |Y|) / 6) ** alpha.
 
 `Graphs` is anything with `encode(src) -> (cross_k, cross_v)` and
 `step(tokens, src_mask, self_k, self_v, cross_k, cross_v) -> (logits, self_k, self_v)`,
-e.g. `nmt.runtime.OnnxModel`.
+e.g. `nmt.runtime.session.OnnxModel`. The finished-hypothesis rules are shared with torch
+(`nmt.decode.hypotheses`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class Graphs(Protocol):
 
 
 class _Stepper:
-    """Next-token logits for the rows still decoding; mirrors `nmt.decoding._Stepper`."""
+    """Next-token logits for the rows still decoding; mirrors `nmt.decode.search._Stepper`."""
 
     def __init__(self, graphs: Graphs, src: Array, rows: Array) -> None:
         self.graphs = graphs

@@ -65,7 +65,7 @@ def open_sessions(paths: Sequence[Path], device: str = "auto", threads: int = 0)
 
 
 class OnnxModel:
-    """The encoder and decoder-step sessions; the interface `nmt.onnx_search` decodes with."""
+    """The encoder and decoder-step sessions; the interface `nmt.runtime.search` decodes with."""
 
     def __init__(self, encoder: Path, decoder_step: Path, max_len: int, device: str = "auto", threads: int = 0) -> None:
         self.encoder, self.decoder = open_sessions([encoder, decoder_step], device, threads)

@@ -1,4 +1,4 @@
-"""Stage 4, vocab: the gated stage (nmt.build_vocab): word and BPE vocabularies, separate or joint,
+"""Stage 4, vocab: the gated stage (nmt.data.vocab): word and BPE vocabularies, separate or joint,
 per direction; the manifest and its checks on load; the val <unk> and size gates; Multi30k."""
 
 from __future__ import annotations
