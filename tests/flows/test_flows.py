@@ -5,8 +5,8 @@ completes (one task per dvc.yaml stage, gate and metrics artifacts, outputs push
 restorable with `dvc pull`); a second run does no stage work; a corrupted raw file fails
 the validate gate and the flow run with the gate's message; a params override reaches the
 stage; a second run is turned away while another holds the pipeline's concurrency slot.
-The helpers (dvc.yaml parsing, stage selection, params overrides, messages: flows/dvc_project.py)
-are tested directly.
+The helpers (dvc.yaml parsing, stage selection, params overrides, messages: flows/dvc_project.py;
+the run summary: flows/artifacts.py) are tested directly.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from prefect.concurrency.sync import concurrency
 from prefect.states import State
 from prefect.testing.utilities import prefect_test_harness
 
+from flows import artifacts as fa
 from flows import dvc_project as dp
 from flows import pipeline as pl
 
@@ -264,3 +265,15 @@ def test_failure_message_prefers_the_stage_error_over_dvc() -> None:
     assert dp.failure_message(lines[-1:]).startswith("failed to reproduce 'validate'")
     assert dp.stage_ran(lines, "validate") and not dp.stage_ran(["Stage 'validate' didn't change, skipping"],
                                                                 "validate")
+
+
+def test_summary_rounds_numbers_and_table_cells_stay_short() -> None:
+    """Issue 15: the run summary printed val_bleu with 14 decimals; a long gate finding was one
+    endless table cell."""
+    spec = dp.StageSpec("evaluate", (), ("reports/metrics.json",))
+    report = fa.PipelineReport(project="/p", started=0.0, stages=[fa.StageResult("evaluate", True, 12.345)])
+    rows = [{"stage": "evaluate", "file": "reports/metrics.json", "metric": "test.sacrebleu", "value": 38.35123456789},
+            {"stage": "train", "file": "reports/train/live/metrics.json", "metric": "val_bleu", "value": 37.70172926734491}]
+    md = fa.summary_markdown(report, [spec], [], rows, None)
+    assert "test.sacrebleu: 38.35\n" in md and "val_bleu: 37.7\n" in md and "| evaluate | ran | 12.3 |" in md
+    assert len(fa._cell("x" * 5000)) == fa.CELL_CHARS and fa._cell("short") == "short"
