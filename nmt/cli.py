@@ -175,12 +175,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def run_stage(name: str, argv: list[str]) -> int:
+    """Import the stage's module and run its `main`; a package missing in this install (torch,
+    pandas, ...) is one line, as for every command."""
+    module: list = []
+    status = run_reporting_errors(name, lambda: module.append(importlib.import_module(STAGES[name][0])))
+    return status or module[0].main(argv)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args, rest = build_parser().parse_known_args(argv)
     if args.command in STAGES:  # the stage parses its own options (and --help)
-        stage_argv = rest + (["--verbose"] if args.verbose else [])
-        return importlib.import_module(STAGES[args.command][0]).main(stage_argv)
+        return run_stage(args.command, rest + (["--verbose"] if args.verbose else []))
     if rest:
         build_parser().error(f"unrecognized arguments: {' '.join(rest)}")
     setup_logging(args.verbose)

@@ -148,3 +148,13 @@ def test_card_with_a_bad_decoding_setting_fails_when_the_package_loads(package: 
         OnnxTranslator.from_dir(copy, device="cpu")
     with pytest.raises(ConfigError, match="decoding.beam_size"):
         OnnxTranslator.from_dir(package, device="cpu", beam_size=1000)
+
+
+def test_a_stage_whose_module_needs_a_missing_package_is_one_line(tmp_path: Path) -> None:
+    """`nmt train` in a runtime-only install: torch is missing when the stage module is imported."""
+    code = ("import sys\nsys.modules['torch'] = None\nfrom nmt.cli import main\n"
+            f"sys.exit(main(['train', '--params', 'params.yaml']))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr.strip() == ("nmt train: error: this command needs the pipeline dependencies (torch is not "
+                                  "installed); install them with `pip install \"nmt[pipeline]\"`")
