@@ -24,7 +24,7 @@ from nmt.config.params import Params
 from nmt.files.atomic import atomic_write_text, staged_dir
 from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
-from nmt.text.subword import BPE, learn_merges
+from nmt.text.subword import BPE, CONT, learn_merges
 from nmt.text.tokenizer import SUFFIX, read_tokenized
 from nmt.text.vocab import SPECIALS, UNK_ID, Vocabulary
 from nmt.text.vocabularies import MANIFEST, Vocabularies
@@ -49,21 +49,22 @@ def build_vocabularies(data: DataConfig, cfg: VocabConfig, tokens_dir: Path) -> 
     """Build the vocabularies (and BPE merges) from the train split of `tokens_dir`."""
     src_lang, tgt_lang = data.src_lang, data.tgt_lang
     train = {lang: _token_lists(tokens_dir, "train", lang) for lang in (src_lang, tgt_lang)}
-    bpe = None
+    bpe, alphabet = None, []
     if cfg.kind == "bpe":
         words = Counter(t for lang in train for sent in train[lang] for t in sent)
         bpe = BPE(learn_merges(words, cfg.bpe_merges, min_freq=max(cfg.min_freq, 2)))
         log.info("learned %d BPE merges", len(bpe.merges))
         train = {lang: [bpe.segment(s) for s in sents] for lang, sents in train.items()}
+        alphabet = bpe_alphabet(words)
     counts = {lang: Counter(t for sent in sents for t in sent) for lang, sents in train.items()}
     # BPE pieces are kept whatever their frequency: min_freq already shaped the merges.
     min_freq = 1 if bpe is not None else cfg.min_freq
     if cfg.joint:
-        shared = Vocabulary.from_counts(counts[src_lang] + counts[tgt_lang], min_freq, cfg.max_size)
+        shared = Vocabulary.from_counts(counts[src_lang] + counts[tgt_lang], min_freq, cfg.max_size, alphabet)
         src = tgt = shared
     else:
-        src = Vocabulary.from_counts(counts[src_lang], min_freq, cfg.max_size)
-        tgt = Vocabulary.from_counts(counts[tgt_lang], min_freq, cfg.max_size)
+        src = Vocabulary.from_counts(counts[src_lang], min_freq, cfg.max_size, alphabet)
+        tgt = Vocabulary.from_counts(counts[tgt_lang], min_freq, cfg.max_size, alphabet)
     manifest = {
         "kind": cfg.kind, "joint": cfg.joint, "src_lang": src_lang, "tgt_lang": tgt_lang,
         "specials": list(SPECIALS),
@@ -74,8 +75,15 @@ def build_vocabularies(data: DataConfig, cfg: VocabConfig, tokens_dir: Path) -> 
     return Vocabularies(src, tgt, bpe, manifest)
 
 
+def bpe_alphabet(words: Counter[str]) -> list[str]:
+    """Every character of the training tokens (both languages), as a token start and as a
+    continuation piece: any word spelled with these characters has a segmentation without
+    <unk>, on either side, whichever language the characters were seen in."""
+    return [sym for c in sorted({c for w in words for c in w}) for sym in (c, CONT + c)]
+
+
 def oov_rate(vocabs: Vocabularies, vocab: Vocabulary, sentences: list[list[str]]) -> float:
-    ids = [i for sent in sentences for i in vocab.encode(vocabs.pieces(sent))]
+    ids = [i for sent in sentences for i in vocab.encode(vocabs.pieces(sent, vocab))]
     return sum(i == UNK_ID for i in ids) / max(len(ids), 1)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from pathlib import Path
 
 from nmt.errors import DataError
@@ -90,6 +90,7 @@ class BPE(HashedText):
     def __init__(self, merges: list[Pair]) -> None:
         self.merges = list(merges)
         self.ranks = {pair: r for r, pair in enumerate(self.merges)}
+        self.parts = {join_pair(*pair): pair for pair in reversed(self.merges)}  # first merge making a piece wins
         self._cache: dict[str, tuple[str, ...]] = {}
 
     def segment_token(self, token: str) -> tuple[str, ...]:
@@ -104,8 +105,18 @@ class BPE(HashedText):
         self._cache[token] = result = tuple(syms)
         return result
 
-    def segment(self, tokens: Iterable[str]) -> list[str]:
-        return [piece for tok in tokens for piece in self.segment_token(tok)]
+    def segment(self, tokens: Iterable[str], known: Container[str] | None = None) -> list[str]:
+        """Pieces of `tokens`; with `known` (one side's vocabulary), a piece outside it is
+        split back into the pieces it was merged from, down to characters if need be
+        (joint merges, separate vocabularies: a merge seen only in the other language)."""
+        pieces = [piece for tok in tokens for piece in self.segment_token(tok)]
+        return pieces if known is None else [q for p in pieces for q in self._within(p, known)]
+
+    def _within(self, piece: str, known: Container[str]) -> list[str]:
+        if piece in known or piece not in self.parts:
+            return [piece]
+        a, b = self.parts[piece]
+        return self._within(a, known) + self._within(b, known)
 
     def text(self) -> str:
         return HEADER + "\n" + "".join(f"{a} {b}\n" for a, b in self.merges)

@@ -57,11 +57,23 @@ class Vocabulary(HashedText):
         self.stoi: dict[str, int] = {s: i for i, s in enumerate(self.itos)}
 
     @classmethod
-    def from_counts(cls, counts: Counter[str], min_freq: int = 1, max_size: int | None = None) -> Vocabulary:
-        """Most frequent symbols first (ties alphabetical, so builds are reproducible)."""
+    def from_counts(cls, counts: Counter[str], min_freq: int = 1, max_size: int | None = None,
+                    reserved: Iterable[str] = ()) -> Vocabulary:
+        """Most frequent symbols first (ties alphabetical, so builds are reproducible).
+
+        `reserved` symbols (a subword alphabet) are kept whatever their count, within
+        `max_size`: ranked among the others if seen often enough, else appended in order."""
+        must = [s for s in dict.fromkeys(reserved) if s not in SPECIALS]
         ranked = sorted((s for s, n in counts.items() if n >= min_freq and s not in SPECIALS),
                         key=lambda s: (-counts[s], s))
-        return cls(list(SPECIALS) + ranked[:max_size])
+        if not must:
+            return cls(list(SPECIALS) + ranked[:max_size])
+        must_set = set(must)
+        room = None if max_size is None else max(max_size - len(must), 0)
+        keep = must_set | set([s for s in ranked if s not in must_set][:room])
+        kept = [s for s in ranked if s in keep]
+        listed = set(kept)
+        return cls(list(SPECIALS) + kept + [s for s in must if s not in listed])
 
     def __len__(self) -> int:
         return len(self.itos)

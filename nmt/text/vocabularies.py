@@ -40,17 +40,20 @@ class Vocabularies:
     def tgt_lang(self) -> str:
         return self.manifest["tgt_lang"]
 
-    def pieces(self, tokens: list[str]) -> list[str]:
-        """Model symbols of a token sequence (BPE pieces, or the tokens themselves)."""
-        return self.bpe.segment(tokens) if self.bpe is not None else list(tokens)
+    def pieces(self, tokens: list[str], vocab: Vocabulary | None = None) -> list[str]:
+        """Model symbols of a token sequence (BPE pieces, or the tokens themselves); with
+        `vocab`, BPE pieces that vocabulary lacks are split until it has them."""
+        if self.bpe is None:
+            return list(tokens)
+        return self.bpe.segment(tokens, None if vocab is None else vocab.stoi)
 
     def source_ids(self, tokens: list[str]) -> list[int]:
         """Encoder input: symbols + </s>."""
-        return self.src.encode(self.pieces(tokens)) + [EOS_ID]
+        return self.src.encode(self.pieces(tokens, self.src)) + [EOS_ID]
 
     def target_ids(self, tokens: list[str]) -> list[int]:
         """Decoder sequence: <s> + symbols + </s>."""
-        return [BOS_ID] + self.tgt.encode(self.pieces(tokens)) + [EOS_ID]
+        return [BOS_ID] + self.tgt.encode(self.pieces(tokens, self.tgt)) + [EOS_ID]
 
     def output_tokens(self, ids: Iterable[int]) -> list[str]:
         """Output ids -> tokens: specials dropped, BPE pieces merged into words."""

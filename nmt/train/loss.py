@@ -13,6 +13,10 @@ log q = logits - logsumexp(logits), for one row with gold token g:
        = H  - (1 - eps) log q_g - s * (sum_v log q_v - log q_pad - log q_g)
 
 where H = (1 - eps) log(1 - eps) + (V - 2) s log s is the same constant for every row.
+Its gradient is written out, since the target sums to one: dKL/dlogits = q - p. So the
+backward pass is one (tokens x vocab) tensor, the softmax kept from the forward pass, with
+`s` subtracted everywhere and the gold and <pad> columns corrected, instead of autograd's
+separate dense gradients of logsumexp, gather, column select and sum.
 """
 
 from __future__ import annotations
@@ -23,6 +27,35 @@ import torch
 from torch import Tensor, nn
 
 from nmt.text.vocab import PAD_ID
+
+
+class _SmoothedKL(torch.autograd.Function):
+    """Per-row KL of (N, V) float logits against the smoothed targets of (N,) gold ids."""
+
+    @staticmethod
+    def forward(ctx, logits: Tensor, target: Tensor, confidence: float, spread: float, entropy: float,
+                pad_id: int) -> Tensor:
+        top = logits.amax(dim=-1, keepdim=True)  # (N, 1)
+        q = torch.exp(logits - top)  # (N, V), normalised below into the model's distribution
+        total = q.sum(dim=-1, keepdim=True)
+        lse = (top + total.log()).squeeze(1)  # (N,)
+        q.div_(total)
+        V = logits.shape[-1]
+        logq_gold = logits.gather(1, target[:, None]).squeeze(1) - lse
+        logq_pad = logits[:, pad_id] - lse
+        logq_sum = logits.sum(dim=-1) - V * lse
+        ctx.save_for_backward(q, target)
+        ctx.confidence, ctx.spread, ctx.pad_id = confidence, spread, pad_id
+        return entropy - confidence * logq_gold - spread * (logq_sum - logq_pad - logq_gold)
+
+    @staticmethod
+    def backward(ctx, grad_kl: Tensor):  # type: ignore[override]
+        q, target = ctx.saved_tensors
+        grad = q.sub_(ctx.spread)  # q - p off the gold and <pad> columns (q is not needed again)
+        grad[:, ctx.pad_id] += ctx.spread  # p_pad = 0
+        rows = torch.arange(len(target), device=grad.device)
+        grad[rows, target] += ctx.spread - ctx.confidence  # p_gold = 1 - eps
+        return grad.mul_(grad_kl[:, None]), None, None, None, None, None
 
 
 class LabelSmoothingKL(nn.Module):
@@ -43,9 +76,5 @@ class LabelSmoothingKL(nn.Module):
         keep = target != self.pad_id
         if not bool(keep.all()):  # callers that already dropped padding skip this copy
             logits, target = logits[keep], target[keep]  # (N, V), (N,)
-        lse = torch.logsumexp(logits, dim=-1)  # (N,)
-        logq_gold = logits.gather(1, target[:, None]).squeeze(1) - lse
-        logq_pad = logits[:, self.pad_id] - lse
-        logq_sum = logits.sum(dim=-1) - self.V * lse
-        kl = self.entropy_const - self.confidence * logq_gold - self.spread * (logq_sum - logq_pad - logq_gold)
+        kl = _SmoothedKL.apply(logits, target, self.confidence, self.spread, self.entropy_const, self.pad_id)
         return kl.sum(), keep.sum()
