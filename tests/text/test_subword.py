@@ -132,6 +132,15 @@ def test_segment_applies_merges_by_rank() -> None:
     assert bpe.segment_token("x") == ("x",)
 
 
+def test_segment_splits_pieces_a_vocabulary_lacks_back_to_known_ones() -> None:
+    bpe = BPE([("##b", "##c"), ("a", "##bc"), ("x", "##y")])
+    assert bpe.segment(["abc", "xy"]) == ["abc", "xy"]
+    # a side whose vocabulary never saw "abc" (a merge made in the other language) gets its parts
+    assert bpe.segment(["abc", "xy"], known={"a", "##bc", "xy"}) == ["a", "##bc", "xy"]
+    assert bpe.segment(["abc"], known={"a", "##b", "##c"}) == ["a", "##b", "##c"]
+    assert bpe.segment(["q"], known=set()) == ["q"]  # a character stays itself (<unk> if not in the alphabet)
+
+
 def test_bpe_save_load_roundtrip(tmp_path: Path, m30k_tokens) -> None:
     bpe = BPE(learn_merges(word_counts(m30k_tokens["val.de"]), 200))
     bpe.save(tmp_path / "bpe.merges")

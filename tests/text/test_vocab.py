@@ -35,6 +35,14 @@ def test_from_counts_orders_by_frequency_then_alphabet() -> None:
     assert Vocabulary.from_counts(Counter(dict(reversed(list(counts.items()))))) == v
 
 
+def test_from_counts_keeps_reserved_symbols_within_max_size() -> None:
+    counts = Counter({"the": 9, "a": 5, "x": 1})
+    v = Vocabulary.from_counts(counts, min_freq=2, reserved=["x", "##x", "a", "<unk>"])
+    assert v.itos[4:] == ["the", "a", "x", "##x"]  # seen ones ranked, unseen ones appended, specials once
+    small = Vocabulary.from_counts(counts, max_size=3, reserved=["x", "##x"])
+    assert small.itos[4:] == ["the", "x", "##x"]  # the reserved symbols take their room first
+
+
 def test_from_counts_never_duplicates_specials() -> None:
     v = Vocabulary.from_counts(Counter({"<unk>": 50, "<pad>": 9, "x": 2, "</s>": 7}))
     assert v.itos == list(SPECIALS) + ["x"]
