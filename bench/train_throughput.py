@@ -1,6 +1,12 @@
 """Training-step throughput and peak memory: ours vs torch.nn.Transformer vs a straightforward
 implementation (manual attention, dense label-smoothing target), side by side, same batches.
 
+`ours` is the training step as `dvc repro train` runs it (`train.precision: auto`: bf16
+autocast on CUDA and on CPUs with native bf16 matmuls, else fp32); `ours_fp32` is the same
+step in fp32. The peers run in fp32 on CPU (the seed-style step), and `straightforward_bf16`
+shows what bf16 autocast alone gives the straightforward model. On CUDA every variant runs
+in bf16 autocast.
+
 Each variant runs in its own process (so peak memory is its own), on the same Multi30k
 batches from data/tokens + data/vocab (run `dvc repro vocab` first), with the same model
 size, the same Adam + Noam optimiser, and `--steps` timed updates after `--warmup` untimed.
@@ -31,10 +37,11 @@ from nmt.model.transformer import build_model  # noqa: E402
 from nmt.text.vocab import PAD_ID  # noqa: E402
 from nmt.text.vocabularies import load_vocabularies  # noqa: E402
 from nmt.train.batching import collate, load_pairs, make_batches  # noqa: E402
+from nmt.train.loop import use_bf16  # noqa: E402
 from nmt.train.loss import LabelSmoothingKL  # noqa: E402
 from nmt.train.schedule import build_optimizer  # noqa: E402
 
-VARIANTS = ("ours", "torch_nn_transformer", "straightforward")
+VARIANTS = ("ours", "ours_fp32", "torch_nn_transformer", "straightforward", "straightforward_bf16")
 
 
 class DenseLabelSmoothing(nn.Module):
@@ -141,7 +148,8 @@ def run_variant(name: str, args: argparse.Namespace) -> dict:
     batches = make_batches(pairs, args.max_tokens, seed=0, epoch=0)[: args.warmup + args.steps]
     cfg = ModelConfig(n_layers=args.layers, d_model=args.d_model, n_heads=args.heads, d_ff=args.d_ff)
     vs, vt = len(vocabs.src), len(vocabs.tgt)
-    if name == "ours":
+    bf16 = device.type == "cuda" or name == "straightforward_bf16" or (name == "ours" and use_bf16("auto", device))
+    if name.startswith("ours"):
         model, loss = build_model(cfg, vocabs.src, vocabs.tgt), LabelSmoothingKL(vt)
     elif name == "torch_nn_transformer":
         model, loss = TorchTransformer(cfg, vs, vt), LabelSmoothingKL(vt)
@@ -155,8 +163,8 @@ def run_variant(name: str, args: argparse.Namespace) -> dict:
         if device.type == "cuda":
             torch.cuda.synchronize()
         start = time.perf_counter()
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
-            if name == "ours":  # the training step of nmt/train.py: padding never reaches the output layer
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            if name.startswith("ours"):  # the training step of nmt/train.py: padding never reaches the output layer
                 keep = b.tgt_out != PAD_ID
                 logits, target = model(b.src, b.tgt_in, keep), b.tgt_out[keep]
             else:
@@ -173,7 +181,8 @@ def run_variant(name: str, args: argparse.Namespace) -> dict:
             tokens += int(n)
     peak = (torch.cuda.max_memory_allocated() / 2**20 if device.type == "cuda"
             else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    return {"variant": name, "tokens_per_s": tokens / elapsed, "peak_mib": peak, "device": str(device)}
+    return {"variant": name, "tokens_per_s": tokens / elapsed, "peak_mib": peak, "device": str(device),
+            "precision": "bf16 autocast" if bf16 else "fp32"}
 
 
 def main() -> None:
@@ -200,9 +209,9 @@ def main() -> None:
     ours = rows[0]
     print(f"model d={args.d_model} N={args.layers} h={args.heads} d_ff={args.d_ff}, {args.steps} updates of "
           f"<= {args.max_tokens} tokens, device {ours['device']}")
-    print(f"{'variant':<24}{'target tok/s':>14}{'peak MiB':>10}{'ours is':>12}")
+    print(f"{'variant':<24}{'precision':<15}{'target tok/s':>14}{'peak MiB':>10}{'ours is':>12}")
     for r in rows:
-        print(f"{r['variant']:<24}{r['tokens_per_s']:>14.0f}{r['peak_mib']:>10.0f}"
+        print(f"{r['variant']:<24}{r['precision']:<15}{r['tokens_per_s']:>14.0f}{r['peak_mib']:>10.0f}"
               f"{ours['tokens_per_s'] / r['tokens_per_s']:>11.2f}x")
     print("peak memory: CUDA max_memory_allocated, or the process's max RSS on CPU")
 

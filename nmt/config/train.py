@@ -28,6 +28,8 @@ class TrainConfig:
     average_last: int = 5  # final model = average of the last K epoch checkpoints (paper 6.1); 1: last; 0: best
     device: Literal["auto", "cpu", "cuda"] = "auto"  # auto: CUDA when available
     compile: bool = False  # torch.compile the model (CUDA)
+    precision: Literal["auto", "fp32", "bf16"] = "auto"  # bf16 autocast, fp32 weights; auto: on CUDA and on CPUs
+    # with native bf16 matmuls (AVX512-BF16 / AMX: ~2x the fp32 step), fp32 elsewhere
     num_threads: int = 0  # CPU threads for torch (0: all cores)
     log_every: int = 20  # updates between progress-bar refreshes of loss / lr / tokens per second
     max_val_loss: float = 6.0  # gate: validation loss (per token) must end below this

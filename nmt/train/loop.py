@@ -5,7 +5,8 @@ Read top to bottom: set up (device, data, model, optimizer, resume), then for ea
 for each group of `accum_steps` batches one update; at each epoch end validate, log and
 checkpoint. SIGTERM / Ctrl-C finish the current update, checkpoint and stop; a NaN loss
 stops with the step and batch named and the last good checkpoint kept. Multi-GPU /
-multi-node through `torchrun` (DistributedDataParallel); CUDA runs in bf16 autocast.
+multi-node through `torchrun` (DistributedDataParallel); bf16 autocast on CUDA and on CPUs with
+native bf16 matmuls (`train.precision`).
 """
 
 from __future__ import annotations
@@ -78,8 +79,18 @@ def pick_device(kind: str, info: Dist) -> torch.device:
     return torch.device("cpu")
 
 
+def use_bf16(precision: str, device: torch.device) -> bool:
+    """bf16 autocast for `train.precision` on `device` (auto: CUDA, or a CPU with native bf16 matmuls)."""
+    if precision != "auto":
+        return precision == "bf16"
+    if device.type == "cuda":
+        return True
+    return any(getattr(torch.cpu, probe, lambda: False)() for probe in ("_is_avx512_bf16_supported",
+                                                                          "_is_amx_tile_supported"))
+
+
 def update(net: torch.nn.Module, group: list[Batch], criterion: LabelSmoothingKL, optimizer, scheduler,
-           cfg: TrainConfig, device: torch.device, info: Dist) -> tuple[float, int]:
+           cfg: TrainConfig, device: torch.device, info: Dist, bf16: bool) -> tuple[float, int]:
     """One optimizer update over `group` (gradient accumulation); returns (loss sum, target tokens)."""
     net.train()
     n_tokens = sum(b.n_tgt_tokens for b in group)
@@ -87,7 +98,7 @@ def update(net: torch.nn.Module, group: list[Batch], criterion: LabelSmoothingKL
     for i, batch in enumerate(group):
         batch = batch.to(device)
         sync = net.no_sync() if info.enabled and i < len(group) - 1 else nullcontext()
-        with sync, torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+        with sync, torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
             keep = batch.tgt_out != PAD_ID  # (B, T): only these positions reach the output layer
             logits = net(batch.src, batch.tgt_in, keep)  # (N, V)
             kl_sum, _ = criterion(logits, batch.tgt_out[keep])
@@ -138,8 +149,9 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
     if cfg.compile:
         net = torch.compile(net)
     live = _open_live(live_dir, resume=latest is not None) if info.main else None
-    log.info("model: %s parameters on %s x%d; %d training pairs", f"{sum(p.numel() for p in model.parameters()):,}",
-             device, info.world, len(train_pairs))
+    bf16 = use_bf16(cfg.precision, device)
+    log.info("model: %s parameters on %s x%d (%s); %d training pairs", f"{sum(p.numel() for p in model.parameters()):,}",
+             device, info.world, "bf16 autocast" if bf16 else "fp32", len(train_pairs))
 
     def save(epoch_end: bool, best: bool = False) -> Path | None:
         if not info.main:
@@ -158,7 +170,7 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
             while prog.batch < len(batches) and not _reached(cfg, prog):
                 group = [collate(train_pairs, idx) for idx in batches[prog.batch:prog.batch + cfg.accum_steps]]
                 try:
-                    loss_sum, n_tokens = update(net, group, criterion, optimizer, scheduler, cfg, device, info)
+                    loss_sum, n_tokens = update(net, group, criterion, optimizer, scheduler, cfg, device, info, bf16)
                 except torch.OutOfMemoryError:
                     raise NmtError(f"out of GPU memory at update {prog.step + 1}; lower train.max_tokens "
                                    f"(now {cfg.max_tokens}) and raise train.accum_steps to keep the batch size") from None
@@ -187,7 +199,7 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
                 save(epoch_end=False)  # stopped by max_steps inside the epoch
                 break
             prog.epoch, prog.batch = prog.epoch + 1, 0
-            improved = _end_of_epoch(model, val_pairs, vocabs, criterion, cfg, device, prog, live, info, waste)
+            improved = _end_of_epoch(model, val_pairs, vocabs, criterion, cfg, device, prog, live, info, waste, bf16)
             save(epoch_end=True, best=improved)
             if prog.bad_epochs >= cfg.patience:
                 log.info("early stopping: %s did not improve for %d epochs", cfg.early_stop_metric, cfg.patience)
@@ -201,10 +213,11 @@ def _reached(cfg: TrainConfig, prog: Progress) -> bool:
     return cfg.max_steps is not None and prog.step >= cfg.max_steps
 
 
-def _end_of_epoch(model, val_pairs, vocabs, criterion, cfg, device, prog, live, info, waste: float) -> bool:
+def _end_of_epoch(model, val_pairs, vocabs, criterion, cfg, device, prog, live, info, waste: float,
+                  bf16: bool) -> bool:
     """Validate, log, update early stopping; True if this epoch is the best so far."""
     record: dict[str, float] = {"step": prog.step, "epoch": prog.epoch, "padding_waste": waste}
-    record["val_loss"] = validation_loss(model, val_pairs, criterion, cfg.max_tokens, device, device.type == "cuda")
+    record["val_loss"] = validation_loss(model, val_pairs, criterion, cfg.max_tokens, device, bf16)
     if cfg.val_bleu_sentences:
         record["val_bleu"] = greedy_bleu(model, val_pairs[: cfg.val_bleu_sentences], vocabs, device)
     prog.history.append(record)

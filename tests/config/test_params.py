@@ -49,7 +49,7 @@ def test_repository_params_load_every_section():
     assert tokenize == TokenizeConfig(lowercase=False, max_tokens=128)
 
     vocab = load_params(PARAMS).vocab
-    assert vocab.kind == "word" and vocab.joint is False and vocab.min_freq == 2 and vocab.max_size is None
+    assert vocab.kind == "bpe" and vocab.min_freq == 2 and vocab.max_size is None  # open vocabulary (issue 11)
     assert vocab.min_size == 1000 and vocab.max_oov_rate == 0.06
 
 
