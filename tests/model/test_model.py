@@ -116,3 +116,29 @@ def test_model_config_validation_names_the_key() -> None:
         from_dict(ModelConfig, {"d_model": 30, "n_heads": 8}, key="model")
     with pytest.raises(ConfigError, match="model.tie_source"):
         from_dict(ModelConfig, {"tie_output": False, "tie_source": True}, key="model")
+
+
+def test_cpu_autocast_keeps_attention_in_the_fp32_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under CPU bf16 autocast the linear layers run in bf16 but attention gets fp32 inputs:
+    PyTorch's bf16 CPU attention kernel (its backward above all) is far slower than fp32."""
+    import torch.nn.functional as F
+
+    from nmt.model import layers
+
+    seen: list[torch.dtype] = []
+    real = F.scaled_dot_product_attention
+
+    def spy(q, k, v, **kw):
+        seen.append(q.dtype)
+        return real(q, k, v, **kw)
+
+    monkeypatch.setattr(layers.F, "scaled_dot_product_attention", spy)
+    model = build_model(tiny(), VOCAB, VOCAB)
+    src, tgt = batch()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        logits = model(src, tgt)
+    assert logits.dtype == torch.bfloat16  # the output projection did run under autocast
+    assert seen and set(seen) == {torch.float32}
+    seen.clear()
+    model(src, tgt)  # fp32 without autocast, through the same kernel
+    assert set(seen) == {torch.float32}

@@ -52,6 +52,28 @@ def test_exact_resume(corpus, tmp_path: Path) -> None:
         assert torch.equal(a[key], b[key]), key
 
 
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_same_seed_gives_identical_weights(corpus, tmp_path: Path, precision: str) -> None:
+    """Reproducibility on one machine (issue 11): two runs of the same seed, bit for bit, in fp32
+    and in bf16 autocast (the default on CPUs with native bf16)."""
+    tokens, vocab = corpus
+    cfg = tiny_train(max_steps=8, epochs=5, precision=precision)
+    a, _ = train(TINY_MODEL, cfg, vocab, tokens, tmp_path / "a")
+    b, _ = train(TINY_MODEL, cfg, vocab, tokens, tmp_path / "b")
+    wa, wb = weights(a), weights(b)
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_bf16_precision_trains_under_autocast(corpus, tmp_path: Path) -> None:
+    tokens, vocab = corpus
+    assert train_module.use_bf16("bf16", torch.device("cpu")) and not train_module.use_bf16("fp32", torch.device("cpu"))
+    fp32, _ = train(TINY_MODEL, tiny_train(max_steps=3, precision="fp32"), vocab, tokens, tmp_path / "a")
+    bf16, _ = train(TINY_MODEL, tiny_train(max_steps=3, precision="bf16"), vocab, tokens, tmp_path / "b")
+    w32, w16 = weights(fp32), weights(bf16)
+    assert any(not torch.equal(w32[k], w16[k]) for k in w32)  # the matmuls really ran in bf16
+    assert all(v.dtype == torch.float32 for v in w16.values() if v.is_floating_point())  # weights stay fp32
+
+
 def test_sigterm_finishes_the_update_checkpoints_and_resumes(corpus, tmp_path: Path, monkeypatch) -> None:
     tokens, vocab = corpus
     real_update, calls = train_module.update, []
