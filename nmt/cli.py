@@ -22,6 +22,10 @@ from pathlib import Path
 from nmt import __version__
 from nmt.command import run_reporting_errors, setup_logging
 from nmt.config.evaluate import MAX_BEAM_SIZE, Decoding
+
+# Length penalty for model files, which carry no decoding settings: params.yaml's evaluate.alpha
+# (tuned on val, reports/experiments.md). ONNX packages carry theirs in model.json.
+MODEL_FILE_ALPHA = 1.0
 from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError
 
@@ -84,8 +88,9 @@ def open_translator(args: argparse.Namespace) -> LineTranslator:
     if args.model.is_dir():  # an ONNX package (export stage): ONNX Runtime, no torch
         from nmt.runtime.translator import OnnxTranslator
 
-        return OnnxTranslator.from_dir(args.model, beam_size=args.beam_size, batch_size=args.batch_size,
-                                       device=args.device, threads=args.threads, int8=args.int8)
+        return OnnxTranslator.from_dir(args.model, beam_size=args.beam_size, alpha=args.alpha,
+                                       batch_size=args.batch_size, device=args.device, threads=args.threads,
+                                       int8=args.int8)
     try:
         from nmt.decode.translator import Translator
     except ImportError as exc:  # a runtime-only install (`pip install "nmt[runtime]"`) has no torch
@@ -97,7 +102,9 @@ def open_translator(args: argparse.Namespace) -> LineTranslator:
         import torch
 
         torch.set_num_threads(args.threads)
-    return Translator.from_file(args.model, Decoding(beam_size=args.beam_size), args.batch_size, args.device)
+    alpha = MODEL_FILE_ALPHA if args.alpha is None else args.alpha
+    return Translator.from_file(args.model, Decoding(beam_size=args.beam_size, alpha=alpha), args.batch_size,
+                                args.device)
 
 
 def translate(args: argparse.Namespace) -> None:
@@ -164,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="model file (models/model.pt), or an ONNX package folder (models/onnx: ONNX Runtime, no torch)")
     p.add_argument("--beam-size", type=int, default=4,
                    help=f"beam width, 1 (greedy) to {MAX_BEAM_SIZE} (default: 4, as the paper)")
+    p.add_argument("--alpha", type=float, default=None,
+                   help="length penalty ((5 + length) / 6) ** alpha of beam search (default: the ONNX card's; "
+                        f"for model files {MODEL_FILE_ALPHA}, the evaluate stage's default, tuned on val)")
     p.add_argument("--input", type=Path, help="input file (default: stdin)")
     p.add_argument("--output", type=Path, help="output file, written atomically; not the input (default: stdout, "
                                               "line by line as translations are made)")

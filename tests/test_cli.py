@@ -38,3 +38,24 @@ def test_missing_params_file_is_one_line_error(tmp_path, capsys: pytest.CaptureF
     assert "nope.yaml: file not found" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "raw").exists()
+
+
+def test_translate_length_penalty_defaults_to_the_tuned_one_and_can_be_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Model files carry no decoding settings: `nmt translate` uses evaluate.alpha of params.yaml
+    (tuned on val), so it decodes as the evaluate stage and the ONNX card do; --alpha overrides."""
+    import yaml
+
+    from nmt import cli
+    from nmt.decode import translator
+    from support.corpus import ROOT
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    assert cli.MODEL_FILE_ALPHA == params["evaluate"]["alpha"]
+    seen = []
+    monkeypatch.setattr(translator.Translator, "from_file",
+                        classmethod(lambda cls, path, decoding, *a: seen.append(decoding.alpha) or 1 / 0))
+    for extra in ([], ["--alpha", "0.6"]):
+        args = cli.build_parser().parse_args(["translate", "--model", "m.pt", *extra])
+        with pytest.raises(ZeroDivisionError):
+            cli.open_translator(args)
+    assert seen == [cli.MODEL_FILE_ALPHA, 0.6]
