@@ -22,12 +22,12 @@ from pathlib import Path
 from nmt import __version__
 from nmt.command import run_reporting_errors, setup_logging
 from nmt.config.evaluate import MAX_BEAM_SIZE, Decoding
+from nmt.decode.lines import LineTranslator
+from nmt.errors import DataError
 
 # Length penalty for model files, which carry no decoding settings: params.yaml's evaluate.alpha
 # (tuned on val, reports/experiments.md). ONNX packages carry theirs in model.json.
 MODEL_FILE_ALPHA = 1.0
-from nmt.decode.lines import LineTranslator
-from nmt.errors import DataError
 
 log = logging.getLogger("nmt.translate")
 
