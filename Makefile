@@ -32,7 +32,7 @@ bench: install  # after `make repro`: the decoding and ONNX benches read models/
 	$(BIN)/python bench/tokenize_cache.py
 	$(BIN)/python bench/train_throughput.py
 	$(BIN)/python bench/decode_speed.py
-	$(BIN)/python bench/onnx_vs_torch.py
+	$(BIN)/python bench/decode_peers.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -24,7 +24,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nmt.decode.search import beam_search, greedy  # noqa: E402
+from nmt.decode.backend import beam_search, greedy  # noqa: E402
 from nmt.model import checkpoint  # noqa: E402
 from nmt.model.transformer import Transformer  # noqa: E402
 from nmt.train.batching import collate, load_pairs  # noqa: E402

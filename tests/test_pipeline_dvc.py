@@ -77,8 +77,8 @@ def _changed_stages(project: Path, env: dict) -> set[str]:
 
 @pytest.mark.parametrize(("edited", "expected"), [
     ("nmt/export/stage.py", {"export"}),
-    ("nmt/decode/translator.py", {"evaluate", "export"}),  # train decodes with nmt/decode/search.py only
-    ("nmt/runtime/session.py", {"export"}),
+    ("nmt/decode/translator.py", {"evaluate", "export", "ctranslate2"}),  # train decodes with nmt/decode/backend.py and search.py only
+    ("nmt/runtime/session.py", {"export", "ctranslate2"}),
 ])
 def test_code_edit_reruns_exactly_the_stages_that_import_it(project: Path, env: dict, edited: str,
                                                             expected: set[str]) -> None:

@@ -1,123 +1,112 @@
-"""Greedy and beam search with the key/value cache (Vaswani et al. 2017, section 6.1).
+"""Greedy and beam search, written once for every backend (numpy, torch-free).
 
-Encoder output and cross-attention keys/values are computed once per batch, and every
-step feeds only the newest token. Sentences that are done leave the batch, so they stop
-costing compute. Length limit: source length + `max_extra` (paper: input length + 50).
-Beam search ranks finished hypotheses by log-probability / lp(Y) with the GNMT length
-penalty lp(Y) = ((5 + |Y|) / 6) ** alpha (paper: beam 4, alpha 0.6).
+Vaswani et al. 2017, section 6.1: beam search with beam size 4 and length penalty alpha;
+the output may be `max_extra` symbols longer than the source (paper: input length + 50),
+capped by the model's positions. Beam search ranks finished hypotheses by
+log-probability / lp(Y) with the GNMT length penalty lp(Y) = ((5 + |Y|) / 6) ** alpha
+(`nmt.decode.hypotheses`).
 
-`use_cache=False` recomputes the whole prefix at every step (the reference tutorials'
-way); it exists to test and benchmark the cache.
+A `Backend` runs the model: the torch model (`nmt.decode.backend.TorchBackend`) or the
+exported ONNX graphs (`nmt.runtime.session.OnnxModel`). It encodes a batch once, then each
+`step` feeds the newest token of every row and returns the 2K best next tokens per row
+(K: rows per sentence, 1 for greedy), after continuing each row from the earlier row that
+`rows` names. Sentences that are done leave the batch (`keep`), so they stop costing
+compute. Everything the search decides is here, so both backends decide it the same way.
 """
 
 from __future__ import annotations
 
-import torch
-from torch import Tensor
+from typing import Protocol
+
+import numpy as np
 
 from nmt.decode.hypotheses import Finished
-from nmt.model.transformer import KVCache, Transformer, padding_mask
 from nmt.text.vocab import BOS_ID, EOS_ID, PAD_ID
 
-
-class _Stepper:
-    """Next-token logits for the rows still decoding, with or without the cache."""
-
-    def __init__(self, model: Transformer, src: Tensor, rows: Tensor, use_cache: bool) -> None:
-        self.model, self.use_cache = model, use_cache
-        mask = padding_mask(src)
-        memory = model.encode(src, mask)
-        self.mask, self.memory = mask[rows], memory[rows]
-        self.cache: KVCache | None = model.init_cache(self.memory) if use_cache else None
-        self.prefix = torch.full((len(rows), 1), BOS_ID, dtype=torch.long, device=src.device)
-
-    def logits(self) -> Tensor:
-        """(n, V) logits for the position after the current prefix."""
-        if self.cache is not None:
-            logits, self.cache = self.model.decode_step(self.prefix[:, -1:], self.cache, self.mask)
-            return logits
-        last = torch.zeros(self.prefix.shape, dtype=torch.bool, device=self.prefix.device)
-        last[:, -1] = True  # the output projection only where it is needed, as the tutorials do
-        return self.model.decode(self.prefix, self.memory, self.mask, keep=last)
-
-    def advance(self, index: Tensor | None, tokens: Tensor, sources_kept: bool = False) -> None:
-        """Keep rows `index` (in that order; None: all) and append `tokens`, one per kept row.
-
-        `sources_kept`: every row still reads the same source as before (beams reordered
-        within their sentence), so the source side (mask, memory, cross keys/values) stays."""
-        if index is None:
-            self.prefix = torch.cat([self.prefix, tokens[:, None]], dim=1)
-            return
-        self.prefix = torch.cat([self.prefix[index], tokens[:, None]], dim=1)
-        if not sources_kept:
-            self.mask, self.memory = self.mask[index], self.memory[index]
-        if self.cache is not None:
-            c = self.cache
-            if sources_kept:
-                self.cache = KVCache(c.self_k.index_select(1, index), c.self_v.index_select(1, index), c.cross_k, c.cross_v)
-            else:
-                self.cache = c.select(index)
+Array = np.ndarray
 
 
-def _limits(model: Transformer, src: Tensor, max_extra: int) -> Tensor:
-    return ((src != PAD_ID).sum(dim=1) + max_extra).clamp(max=model.cfg.max_len - 1)  # (B,)
+class Backend(Protocol):
+    max_len: int  # positions the model covers
+
+    def encode(self, src: Array) -> None:
+        """Encode a (B, S) int64 source batch (right-padded with <pad>); the batch's sentences are live."""
+
+    def step(self, tokens: Array, rows: Array) -> tuple[Array, Array]:
+        """tokens (b, K) int64: newest token per row of the b live sentences; rows (b, K) int64: the
+        earlier row (sentence-major index into the previous step's rows) each row continues.
+        Returns float32 log-probs and int64 ids of the 2K best next tokens per row, (b, K, 2K), best first."""
+
+    def keep(self, sentences: Array) -> None:
+        """Only the live sentences at these indices (in order) go on; called before the next step."""
 
 
-@torch.no_grad()
-def greedy(model: Transformer, src: Tensor, max_extra: int = 50, use_cache: bool = True) -> list[list[int]]:
-    """Greedy decoding of a (B, S) source batch -> B id lists (no <s> / </s>)."""
+def _limits(backend: Backend, src: Array, max_extra: int) -> Array:
+    return np.minimum((src != PAD_ID).sum(axis=1) + max_extra, backend.max_len - 1)  # (B,)
+
+
+def _best(x: Array, k: int) -> tuple[Array, Array]:
+    """Values and positions of the k largest entries per row, best first; ties: lower position first."""
+    order = np.argsort(-x, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(x, order, axis=1), order
+
+
+def greedy(backend: Backend, src: Array, max_extra: int = 50) -> list[list[int]]:
+    """Greedy decoding of a (B, S) int64 source batch -> B id lists (no <s> / </s>)."""
     B = src.shape[0]
-    limit = _limits(model, src, max_extra)
-    alive = torch.arange(B, device=src.device)  # original row of each row still decoding
-    step = _Stepper(model, src, alive, use_cache)
+    limit = _limits(backend, src, max_extra)
+    backend.encode(src)
+    alive = np.arange(B)  # original sentence of each live row
+    tokens, rows = np.full((B, 1), BOS_ID, dtype=np.int64), np.arange(B, dtype=np.int64)[:, None]
     out: list[list[int]] = [[] for _ in range(B)]
     for t in range(int(limit.max())):
-        nxt = step.logits().argmax(dim=-1)  # (b,)
-        for row, tok in zip(alive.tolist(), nxt.tolist()):
+        _, ids = backend.step(tokens, rows)
+        nxt = ids[:, 0, 0]  # (b,)
+        for sent, tok in zip(alive.tolist(), nxt.tolist()):
             if tok != EOS_ID:
-                out[row].append(tok)
-        keep = (nxt != EOS_ID) & (t + 1 < limit[alive])
-        if not bool(keep.any()):
+                out[sent].append(tok)
+        go_on = np.flatnonzero((nxt != EOS_ID) & (t + 1 < limit[alive]))
+        if len(go_on) == 0:
             break
-        if bool(keep.all()):
-            step.advance(None, nxt)
-            continue
-        idx = keep.nonzero().squeeze(1)
-        alive = alive[idx]
-        step.advance(idx, nxt[idx])
+        if len(go_on) < len(alive):
+            backend.keep(go_on)
+        alive, tokens, rows = alive[go_on], nxt[go_on, None], go_on[:, None]
     return out
 
 
-@torch.no_grad()
-def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, alpha: float = 0.6,
-                max_extra: int = 50, use_cache: bool = True) -> list[list[int]]:
-    """Beam search of a (B, S) source batch -> the best id list per sentence."""
+def beam_search(backend: Backend, src: Array, beam_size: int = 4, alpha: float = 0.6,
+                max_extra: int = 50) -> list[list[int]]:
+    """Beam search of a (B, S) int64 source batch -> the best id list per sentence."""
     B, K = src.shape[0], beam_size
-    limit = _limits(model, src, max_extra)
-    alive = torch.arange(B, device=src.device)  # sentences still searching
-    step = _Stepper(model, src, alive.repeat_interleave(K), use_cache)  # rows: sentence-major, K beams each
-    scores = torch.full((B, K), float("-inf"), device=src.device)
+    limit = _limits(backend, src, max_extra)
+    backend.encode(src)
+    alive = np.arange(B)  # live sentences
+    tokens = np.full((B, K), BOS_ID, dtype=np.int64)
+    rows = np.arange(B * K, dtype=np.int64).reshape(B, K)  # sentence-major, K beams each
+    prefix = np.zeros((B, K, 0), dtype=np.int64)  # each beam's tokens so far
+    scores = np.full((B, K), -np.inf, dtype=np.float32)
     scores[:, 0] = 0.0  # all beams start as the same empty hypothesis: keep one
     finished = Finished(B, K, alpha)
     for t in range(int(limit.max())):
         n = len(alive)
-        logp = torch.log_softmax(step.logits().float(), dim=-1)  # (n*K, V)
-        V = logp.shape[-1]
-        cand = (scores[:, :, None] + logp.view(n, K, V)).view(n, K * V)
-        top_scores, top_ids = cand.topk(2 * K, dim=1)  # (n, 2K): at most K of them end in </s>
-        beams, toks = top_ids // V, top_ids % V
-        hyps = step.prefix[:, 1:].view(n, K, -1)  # (n, K, t) tokens so far
+        logp, ids = backend.step(tokens, rows)  # (n, K, 2K)
+        cand = (scores[:, :, None] + logp).reshape(n, K * 2 * K)
+        top_scores, pos = _best(cand, 2 * K)  # the sentence's 2K best: at most K of them end in </s>
+        beams, toks = pos // (2 * K), np.take_along_axis(ids.reshape(n, K * 2 * K), pos, axis=1)
         at_limit = (t + 1 >= limit[alive]).tolist()
         is_eos = toks == EOS_ID
-        finished.add_ended(t, alive.tolist(), top_scores, beams, is_eos, hyps)
-        cont_scores = top_scores.masked_fill(is_eos, float("-inf"))
-        cont_scores, order = cont_scores.topk(K, dim=1)  # (n, K) best continuations
-        cont_beams, cont_toks = beams.gather(1, order), toks.gather(1, order)
-        done = finished.close(t, alive.tolist(), at_limit, cont_scores, cont_beams, cont_toks, hyps)
-        keep = (~torch.tensor(done, device=src.device)).nonzero().squeeze(1)
-        if len(keep) == 0:
+        finished.add_ended(t, alive.tolist(), top_scores, beams, is_eos, prefix)
+        cont_scores, order = _best(np.where(is_eos, np.float32(-np.inf), top_scores), K)  # best continuations
+        cont_beams, cont_toks = np.take_along_axis(beams, order, 1), np.take_along_axis(toks, order, 1)
+        done = finished.close(t, alive.tolist(), at_limit, cont_scores, cont_beams, cont_toks, prefix)
+        go_on = np.flatnonzero(~np.array(done))
+        if len(go_on) == 0:
             break
-        rows = (keep[:, None] * K + cont_beams[keep]).view(-1)  # (n'*K,) rows to continue from
-        step.advance(rows, cont_toks[keep].view(-1), sources_kept=len(keep) == n)
-        alive, scores = alive[keep], cont_scores[keep]
+        if len(go_on) < n:
+            backend.keep(go_on)
+        beams_kept = cont_beams[go_on]  # (n', K) beam each continuation extends
+        rows = go_on[:, None] * K + beams_kept
+        prefix = np.concatenate([np.take_along_axis(prefix[go_on], beams_kept[:, :, None], axis=1),
+                                 cont_toks[go_on, :, None]], axis=2)
+        alive, scores, tokens = alive[go_on], cont_scores[go_on], cont_toks[go_on].astype(np.int64)
     return finished.best()

@@ -14,7 +14,7 @@ import torch
 
 from nmt.config.evaluate import Decoding
 from nmt.decode.lines import LineTranslator
-from nmt.decode.search import beam_search, greedy
+from nmt.decode.backend import beam_search, greedy
 from nmt.errors import DataError, NmtError
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer

@@ -1,8 +1,8 @@
 """What the export gate measures: torch and ONNX Runtime side by side.
 
-`parity()` runs a validation sample through both: the encoder output and the decoder-step
-logits of a teacher-forced prefix (the ONNX side carrying its own cache), then greedy and
-beam search on the same batches, which must give identical ids. `compare_texts()` runs a
+`parity()` runs a validation sample through both backends of the one search: the encoder
+output and the decoder-step log-probabilities of a teacher-forced prefix (each side carrying
+its own cache), then greedy and beam search on the same batches, which must give identical ids. `compare_texts()` runs a
 whole test set text to text through `Translator` (torch) and `OnnxTranslator` and reports
 the share of identical lines and sacreBLEU of each (and of the int8 graphs, if any).
 """
@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from nmt.decode.search import beam_search, greedy
+from nmt.decode.backend import TorchBackend, beam_search, greedy
 from nmt.decode.translator import Translator
-from nmt.model.layers import padding_mask
+from nmt.model.transformer import Transformer
 from nmt.runtime.session import OnnxModel
 from nmt.runtime.translator import OnnxTranslator
 from nmt.text.vocab import BOS_ID
@@ -34,25 +34,23 @@ def source_batches(translator: OnnxTranslator, lines: Sequence[str], batch_size:
     return [pad_batch(ids[i:i + batch_size]) for i in range(0, len(ids), batch_size)]
 
 
-@torch.no_grad()
-def logit_diff(model: torch.nn.Module, onnx: OnnxModel, src: np.ndarray, steps: int) -> float:
-    """Largest |torch - ORT| over the cross keys/values and `steps` decoder steps' logits."""
-    s = torch.from_numpy(src)
-    mask = padding_mask(s)
-    cache = model.init_cache(model.encode(s, mask))
-    cross_k, cross_v = onnx.encode(src)
-    worst = max(float(np.abs(cross_k - cache.cross_k.numpy()).max()), float(np.abs(cross_v - cache.cross_v.numpy()).max()))
-    self_k = self_v = np.zeros((*cross_k.shape[:3], 0, cross_k.shape[4]), dtype=np.float32)
+def logit_diff(model: Transformer, onnx: OnnxModel, src: np.ndarray, steps: int) -> float:
+    """Largest |torch - ORT| over the cross keys/values and `steps` decoder steps' best log-probs."""
+    reference = TorchBackend(model)
+    reference.encode(src)
+    onnx.encode(src)
+    worst = max(float(np.abs(got - expected.numpy()).max()) for got, expected in zip(onnx.cross, reference.cross))
     tokens = np.full((len(src), 1), BOS_ID, dtype=np.int64)
+    rows = np.arange(len(src), dtype=np.int64)[:, None]
     for _ in range(steps):
-        logits, self_k, self_v = onnx.step(tokens, src != 0, self_k, self_v, cross_k, cross_v)
-        expected, cache = model.decode_step(torch.from_numpy(tokens), cache, mask)
-        worst = max(worst, float(np.abs(logits - expected.numpy()).max()))
-        tokens = expected.argmax(dim=-1, keepdim=True).numpy()  # teacher forcing with torch's choice
+        expected, ids = reference.step(tokens, rows)
+        got, _ = onnx.step(tokens, rows)
+        worst = max(worst, float(np.abs(got - expected).max()))
+        tokens = ids[:, :, 0]  # teacher forcing with torch's choice
     return worst
 
 
-def parity(torch_model: torch.nn.Module, onnx: OnnxTranslator, lines: Sequence[str], steps: int,
+def parity(torch_model: Transformer, onnx: OnnxTranslator, lines: Sequence[str], steps: int,
            batch_size: int) -> dict[str, Any]:
     """Logit difference and the share of identical greedy / beam outputs on `lines`."""
     batches = source_batches(onnx, lines, batch_size)

@@ -1,15 +1,15 @@
-"""The two ONNX graphs of a trained Transformer: encoder, and one decoder step with its cache.
+"""The two ONNX graphs of a trained Transformer: the encoder, and one decoder step with its cache.
 
-`EncoderGraph` maps source ids to the cross-attention keys/values of every decoder layer
-(the projected encoder memory, computed once per source). `DecoderStepGraph` takes the
-newest target token, the source mask, the self-attention cache of the earlier positions
-and the cross keys/values, and returns the next-token logits and the cache grown by one
-position. Both wrap the model's own `encode` / `init_cache` / `decode_step`, so the graphs
-compute exactly what `nmt.decode.search` computes. Dynamic axes: batch, source length and cache
-length (an empty cache, length 0, is the first step).
+Both are exported from `nmt.model.incremental`, the code the torch backend runs, so ONNX
+Runtime computes what torch computes. The encoder maps source ids to every decoder layer's
+cross-attention keys (transposed) and values, once per sentence. The decoder step takes the
+newest token of K rows per sentence, the earlier row each continues, the source mask and the
+per-layer caches, and returns the 2K best next tokens per row (log-softmax and top-k inside
+the graph) and the self-attention caches grown by one position. Dynamic axes: sentences,
+rows per sentence, source length, cache length, rows of the previous step.
 
-`GRAPHS` describes the inputs and outputs (names, dtypes, symbolic shapes) for the model
-card, so consumers in any language know how to call the graphs.
+`describe()` lists the inputs and outputs (names, dtypes, symbolic shapes) for the model card,
+so consumers in any language know how to call the graphs.
 """
 
 from __future__ import annotations
@@ -23,89 +23,72 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from nmt.errors import NmtError
-from nmt.model.transformer import KVCache, Transformer, padding_mask
+from nmt.model.incremental import DecoderStep, Encoder
+from nmt.model.transformer import Transformer
 
 log = logging.getLogger(__name__)
 
 ENCODER, DECODER_STEP = "encoder", "decoder_step"
-# L: decoder layers, H: heads, Dh: d_model / H, V: target vocabulary size
-_CACHE = ["L", "batch", "H", "cache_len", "Dh"]
-_CROSS = ["L", "batch", "H", "src_len", "Dh"]
-GRAPHS: dict[str, dict[str, list[dict[str, Any]]]] = {
-    ENCODER: {
-        "inputs": [{"name": "src", "dtype": "int64", "shape": ["batch", "src_len"],
-                    "doc": "source ids: symbols, then </s> (3), right-padded with <pad> (0)"}],
-        "outputs": [{"name": "cross_k", "dtype": "float32", "shape": _CROSS, "doc": "cross-attention keys per layer"},
-                    {"name": "cross_v", "dtype": "float32", "shape": _CROSS, "doc": "cross-attention values per layer"}],
-    },
-    DECODER_STEP: {
-        "inputs": [
-            {"name": "tokens", "dtype": "int64", "shape": ["batch", 1],
-             "doc": "newest target token per row; <s> (2) at the first step"},
-            {"name": "src_mask", "dtype": "bool", "shape": ["batch", "src_len"], "doc": "src != <pad>"},
-            {"name": "self_k", "dtype": "float32", "shape": _CACHE,
-             "doc": "self-attention keys of the earlier positions; cache_len 0 at the first step"},
-            {"name": "self_v", "dtype": "float32", "shape": _CACHE, "doc": "self-attention values, likewise"},
-            {"name": "cross_k", "dtype": "float32", "shape": _CROSS, "doc": "encoder output"},
-            {"name": "cross_v", "dtype": "float32", "shape": _CROSS, "doc": "encoder output"},
-        ],
-        "outputs": [
-            {"name": "logits", "dtype": "float32", "shape": ["batch", "V"], "doc": "next-token logits (no softmax)"},
-            {"name": "new_self_k", "dtype": "float32", "shape": ["L", "batch", "H", "cache_len + 1", "Dh"],
-             "doc": "self_k with this position appended: the next step's self_k"},
-            {"name": "new_self_v", "dtype": "float32", "shape": ["L", "batch", "H", "cache_len + 1", "Dh"],
-             "doc": "self_v with this position appended"},
-        ],
-    },
-}
 
 
-def names(graph: str, side: str) -> list[str]:
-    return [io_["name"] for io_ in GRAPHS[graph][side]]
+def _io(name: str, dtype: str, shape: list[str], doc: str) -> dict[str, Any]:
+    return {"name": name, "dtype": dtype, "shape": shape, "doc": doc}
 
 
-class EncoderGraph(nn.Module):
-    """src (B, S) -> cross_k, cross_v (L, B, H, S, Dh)."""
+def describe(n_layers: int) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Inputs and outputs of both graphs, for the model card.
 
-    def __init__(self, model: Transformer) -> None:
-        super().__init__()
-        self.model = model
+    b: live sentences, K: rows per sentence (beam size; 1 for greedy), n: rows of the previous
+    step, H: heads, Dh: d_model / H, S: source length, t: positions decoded so far."""
+    cross, past, grown = [], [], []
+    for i in range(n_layers):
+        cross += [_io(f"cross_k_{i}", "float32", ["b", "H", "Dh", "S"], f"decoder layer {i}: cross-attention keys, transposed"),
+                  _io(f"cross_v_{i}", "float32", ["b", "H", "S", "Dh"], f"decoder layer {i}: cross-attention values")]
+        past += [_io(f"self_k_{i}", "float32", ["n", "H", "Dh", "t"],
+                     f"decoder layer {i}: self-attention keys so far, transposed (t = 0 at the first step)"),
+                 _io(f"self_v_{i}", "float32", ["n", "H", "t", "Dh"], f"decoder layer {i}: self-attention values so far")]
+        grown += [_io(f"new_self_k_{i}", "float32", ["b*K", "H", "Dh", "t+1"], f"self_k_{i} of the rows, this position added"),
+                  _io(f"new_self_v_{i}", "float32", ["b*K", "H", "t+1", "Dh"], f"self_v_{i} of the rows, this position added")]
+    step_inputs = [
+        _io("tokens", "int64", ["b", "K"], "newest target token per row, K rows per sentence; <s> (2) at the first step"),
+        _io("rows", "int64", ["b", "K"], "the previous step's row (0..n-1) each row continues; "
+            "at the first step n = b*K and rows = arange(b*K)"),
+        _io("src_mask", "bool", ["b", "S"], "src != <pad> of the live sentences"),
+    ]
+    return {
+        ENCODER: {"inputs": [_io("src", "int64", ["b", "S"],
+                                 "source ids: symbols, then </s> (3), right-padded with <pad> (0)")],
+                  "outputs": cross},
+        DECODER_STEP: {"inputs": step_inputs + past + cross,
+                       "outputs": [_io("log_probs", "float32", ["b", "K", "2K"],
+                                       "the 2K best next-token log-probabilities per row, best first"),
+                                   _io("ids", "int64", ["b", "K", "2K"], "their token ids"), *grown]},
+    }
 
-    def forward(self, src: Tensor) -> tuple[Tensor, Tensor]:
-        cache = self.model.init_cache(self.model.encode(src, padding_mask(src)))
-        return cache.cross_k, cache.cross_v
+
+def names(n_layers: int, graph: str, side: str) -> list[str]:
+    return [io_["name"] for io_ in describe(n_layers)[graph][side]]
 
 
-class DecoderStepGraph(nn.Module):
-    """One decoding step: logits (B, V) and the self-attention cache grown by one position."""
-
-    def __init__(self, model: Transformer) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, tokens: Tensor, src_mask: Tensor, self_k: Tensor, self_v: Tensor, cross_k: Tensor,
-                cross_v: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        logits, cache = self.model.decode_step(tokens, KVCache(self_k, self_v, cross_k, cross_v),
-                                               src_mask[:, None, None, :])
-        return logits, cache.self_k, cache.self_v
-
-
-def sample_inputs(model: Transformer, batch: int = 3, src_len: int = 7, cache_len: int = 4
-                  ) -> tuple[tuple[Tensor], tuple[Tensor, ...]]:
+def sample_inputs(model: Transformer, batch: int = 3, beam: int = 2, src_len: int = 7, cache_len: int = 4,
+                  earlier_rows: int = 5) -> tuple[tuple[Tensor], tuple[Tensor, ...]]:
     """Example inputs for tracing; every dynamic size >= 2, so none gets specialised."""
-    cfg = model.cfg
-    dh = cfg.d_model // cfg.n_heads
     gen = torch.Generator().manual_seed(0)
-    vocab = model.src_embed.num_embeddings
-    src = torch.randint(4, max(vocab, 5), (batch, src_len), generator=gen)
+    src = torch.randint(4, max(model.src_embed.num_embeddings, 5), (batch, src_len), generator=gen)
     src[0, -2:] = 0  # some padding
-    cache = [torch.randn(cfg.n_layers, batch, cfg.n_heads, n, dh, generator=gen) for n in (cache_len, cache_len)]
-    cross = [torch.randn(cfg.n_layers, batch, cfg.n_heads, src_len, dh, generator=gen) for _ in range(2)]
-    tokens = torch.randint(4, max(model.generator.out_features, 5), (batch, 1), generator=gen)
-    return (src,), (tokens, src != 0, *cache, *cross)
+    with torch.no_grad():
+        cross = Encoder(model)(src)
+    H, dh = cross[1].shape[1], cross[1].shape[3]
+    past: list[Tensor] = []
+    for _ in model.decoder:
+        past += [torch.randn(earlier_rows, H, dh, cache_len, generator=gen),
+                 torch.randn(earlier_rows, H, cache_len, dh, generator=gen)]
+    tokens = torch.randint(4, max(model.generator.out_features, 5), (batch, beam), generator=gen)
+    rows = torch.randint(0, earlier_rows, (batch, beam), generator=gen)
+    return (src,), (tokens, rows, src != 0, *past, *cross)
 
 
 _NOISY = ("torch.onnx", "torch.export", "torch._export", "onnx_ir", "onnxscript")  # INFO chatter per pass
@@ -129,17 +112,17 @@ def export_graphs(model: Transformer, out_dir: Path, opset: int) -> dict[str, Pa
     from torch.export import Dim
 
     model.eval()
-    max_len = model.cfg.max_len
-    batch = Dim("batch", min=1, max=65536)
-    src_len = Dim("src_len", min=1, max=max_len)
-    cache_len = Dim("cache_len", min=0, max=max_len - 1)
+    L, max_len = model.cfg.n_layers, model.cfg.max_len
+    sents, src_len = Dim("b", min=1, max=65536), Dim("S", min=1, max=max_len)
+    beam = Dim("K", min=1, max=max(1, model.generator.out_features // 2))  # 2K candidates <= vocabulary
+    earlier, cache_len = Dim("n", min=1, max=1 << 20), Dim("t", min=0, max=max_len - 1)
+    cross = ({0: sents, 3: src_len}, {0: sents, 2: src_len}) * L
+    past = ({0: earlier, 3: cache_len}, {0: earlier, 2: cache_len}) * L
     enc_in, dec_in = sample_inputs(model)
     specs = {
-        ENCODER: (EncoderGraph(model), enc_in, {"src": {0: batch, 1: src_len}}),
-        DECODER_STEP: (DecoderStepGraph(model), dec_in, {
-            "tokens": {0: batch}, "src_mask": {0: batch, 1: src_len},
-            "self_k": {1: batch, 3: cache_len}, "self_v": {1: batch, 3: cache_len},
-            "cross_k": {1: batch, 3: src_len}, "cross_v": {1: batch, 3: src_len}}),
+        ENCODER: (Encoder(model), enc_in, {"src": {0: sents, 1: src_len}}),
+        DECODER_STEP: (DecoderStep(model, own_output_weight=True), dec_in, {"tokens": {0: sents, 1: beam}, "rows": {0: sents, 1: beam},
+                                                    "src_mask": {0: sents, 1: src_len}, "cache": past + cross}),
     }
     paths = {}
     for name, (module, inputs, shapes) in specs.items():
@@ -150,8 +133,8 @@ def export_graphs(model: Transformer, out_dir: Path, opset: int) -> dict[str, Pa
         try:
             with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(chatter), _quiet(_NOISY):
                 warnings.simplefilter("ignore")
-                torch.onnx.export(module, inputs, str(path), input_names=names(name, "inputs"),
-                                  output_names=names(name, "outputs"), opset_version=opset, dynamo=True,
+                torch.onnx.export(module, inputs, str(path), input_names=names(L, name, "inputs"),
+                                  output_names=names(L, name, "outputs"), opset_version=opset, dynamo=True,
                                   external_data=False, dynamic_shapes=shapes, verbose=False)
         except Exception as exc:  # the exporter's errors come in many types
             log.debug("exporter output:\n%s", chatter.getvalue())

@@ -22,7 +22,7 @@ from typing import Any
 from nmt.config.evaluate import Decoding
 from nmt.config.export import ExportConfig
 from nmt.decode.translator import Translator
-from nmt.export.graphs import GRAPHS, export_graphs
+from nmt.export.graphs import describe, export_graphs
 from nmt.files.atomic import atomic_write_text
 from nmt.files.digest import sha256_file
 from nmt.runtime.package import CARD, FORMAT, FORMAT_VERSION
@@ -47,11 +47,8 @@ def source_commit() -> dict[str, Any]:
     return {"commit": commit or "unknown", "nmt_modified": bool(status) if status is not None else None}
 
 
-def write_package(translator: Translator, lowercase: bool, cfg: ExportConfig, out: Path) -> dict[str, Any]:
-    """Graphs, vocabularies, tokenizer.json into `out`; returns the card's graph section."""
-    import onnx
-
-    paths = export_graphs(translator.model, out, cfg.opset)
+def write_text_files(translator: Translator, lowercase: bool, out: Path) -> None:
+    """Vocabularies (and BPE merges) and `tokenizer.json`: what turns text into ids and back."""
     vocabs = translator.vocabs
     vocabs.src.save(out / "src.vocab")
     vocabs.tgt.save(out / "tgt.vocab")
@@ -64,6 +61,14 @@ def write_package(translator: Translator, lowercase: bool, cfg: ExportConfig, ou
             "subword": {"kind": "bpe", "file": "bpe.merges", "continuation_prefix": CONT} if vocabs.bpe else None,
             "detokenizer": translator.detokenizer.to_dict()}
     atomic_write_text(out / TOKENIZER, json.dumps(text, indent=1, ensure_ascii=False) + "\n")
+
+
+def write_package(translator: Translator, lowercase: bool, cfg: ExportConfig, out: Path) -> dict[str, Any]:
+    """Graphs, vocabularies, tokenizer.json into `out`; returns the card's graph section."""
+    import onnx
+
+    paths = export_graphs(translator.model, out, cfg.opset)
+    write_text_files(translator, lowercase, out)
     variants = {"fp32": paths}
     if cfg.quantize:
         variants["int8"] = {name: quantize(path, out / f"{name}.int8.onnx") for name, path in paths.items()}
@@ -98,7 +103,7 @@ def build_card(translator: Translator, state: dict[str, Any], cfg: ExportConfig,
     dims = {"L": mcfg.n_layers, "H": mcfg.n_heads, "Dh": mcfg.d_model // mcfg.n_heads, "V": len(vocabs.tgt)}
     for variant in graphs.values():
         for name, entry in variant.items():
-            entry.update(GRAPHS[name])
+            entry.update(describe(mcfg.n_layers)[name])
     manifest = vocabs.manifest
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION, "nmt_version": version("nmt"),

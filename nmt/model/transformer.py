@@ -3,8 +3,8 @@
 `encode()` maps source ids to memory (3.1, encoder); `decode()` maps memory and the shifted
 target to next-token logits (3.1, decoder; 3.4, softmax). Embeddings are scaled by
 sqrt(d_model) and share weights with the output projection (and, with one vocabulary, the
-source embedding) as in 3.4. `decode_step()` decodes one more position from a `KVCache`,
-so search never recomputes the prefix. `build_model()` is the one factory.
+source embedding) as in 3.4. Search decodes one position at a time with a key/value cache
+(`nmt.model.incremental`). `build_model()` is the one factory.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
@@ -28,25 +27,7 @@ from nmt.model.layers import (
 )
 from nmt.text.vocab import PAD_ID, Vocabulary
 
-__all__ = ["KVCache", "ModelConfig", "Transformer", "build_model", "padding_mask"]
-
-
-@dataclass
-class KVCache:
-    """Keys/values for incremental decoding, stacked over decoder layers.
-
-    self_k/self_v grow by one position per step: (L, B, h, P, d_k); cross_k/cross_v are
-    the projected encoder memory, computed once per source: (L, B, h, S, d_k).
-    """
-
-    self_k: Tensor
-    self_v: Tensor
-    cross_k: Tensor
-    cross_v: Tensor
-
-    def select(self, index: Tensor) -> KVCache:
-        """Keep / reorder batch rows (finished sentences, beam search)."""
-        return KVCache(*(t.index_select(1, index) for t in (self.self_k, self.self_v, self.cross_k, self.cross_v)))
+__all__ = ["ModelConfig", "Transformer", "build_model", "padding_mask"]
 
 
 class Transformer(nn.Module):
@@ -100,25 +81,6 @@ class Transformer(nn.Module):
     def forward(self, src: Tensor, tgt_in: Tensor, keep: Tensor | None = None) -> Tensor:
         src_mask = padding_mask(src)
         return self.decode(tgt_in, self.encode(src, src_mask), src_mask, keep)
-
-    def init_cache(self, memory: Tensor) -> KVCache:
-        """Empty self-attention cache; cross-attention keys/values of `memory`, once."""
-        cross = [layer.cross_attn.project_kv(memory) for layer in self.decoder]
-        cross_k, cross_v = torch.stack([k for k, _ in cross]), torch.stack([v for _, v in cross])
-        L, B, h, _, d_k = cross_k.shape
-        empty = cross_k.new_zeros(L, B, h, 0, d_k)
-        return KVCache(empty, empty, cross_k, cross_v)
-
-    def decode_step(self, last: Tensor, cache: KVCache, src_mask: Tensor) -> tuple[Tensor, KVCache]:
-        """(B, 1) newest target ids -> logits (B, V) for the next position, and the grown cache."""
-        x = self.embed(self.tgt_embed, last, start=cache.self_k.shape[3])
-        keys, values = [], []
-        for i, layer in enumerate(self.decoder):
-            x, (k, v) = layer(x, (cache.cross_k[i], cache.cross_v[i]), src_mask, (cache.self_k[i], cache.self_v[i]))
-            keys.append(k)
-            values.append(v)
-        logits = self.generator(self.dec_norm(x))[:, -1]
-        return logits, KVCache(torch.stack(keys), torch.stack(values), cache.cross_k, cache.cross_v)
 
     @contextmanager
     def capture_attention(self) -> Iterator[dict[str, list[Tensor]]]:

@@ -1,3 +1,3 @@
 """The torch-free consumer of the ONNX package: verified package (`package`), ONNX Runtime
-sessions (`session`), numpy search (`search`), text to text (`translator`).
+sessions (`session`), text to text (`translator`).
 `pip install "nmt[runtime]"` installs what it needs; nothing here imports torch."""

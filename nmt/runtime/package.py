@@ -22,7 +22,7 @@ from nmt.text.vocabularies import Vocabularies
 
 CARD = "model.json"
 FORMAT = "nmt-onnx"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: one search, top-k inside the decoder step, per-layer caches
 REEXPORT = "re-export it (`dvc repro export`, or `nmt export`)"
 
 

@@ -1,6 +1,7 @@
 """ONNX Runtime sessions for the two graphs, and the model interface search decodes with.
 
-`OnnxModel` opens the encoder and decoder-step graphs; `device="auto"` uses CUDA when a
+`OnnxModel` opens the encoder and decoder-step graphs and is the backend that
+`nmt.decode.search` (the one search, shared with torch) drives; `device="auto"` uses CUDA when a
 session really runs on it, else the CPU, without printing ONNX Runtime's errors about
 missing CUDA libraries; `threads` sets ONNX Runtime's intra-op threads (0: its default).
 """
@@ -17,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from nmt.errors import DataError, NmtError
-from nmt.runtime import search as onnx_search
+from nmt.decode import search
 from nmt.runtime.package import REEXPORT
+from nmt.text.vocab import PAD_ID
 
 log = logging.getLogger(__name__)
 
@@ -65,34 +67,48 @@ def open_sessions(paths: Sequence[Path], device: str = "auto", threads: int = 0)
 
 
 class OnnxModel:
-    """The encoder and decoder-step sessions; the interface `nmt.runtime.search` decodes with."""
+    """The encoder and decoder-step sessions as a search backend (`nmt.decode.search.Backend`)."""
 
     def __init__(self, encoder: Path, decoder_step: Path, max_len: int, device: str = "auto", threads: int = 0) -> None:
         self.encoder, self.decoder = open_sessions([encoder, decoder_step], device, threads)
         self.max_len = max_len
         for session, path, wanted in ((self.encoder, encoder, {"src"}),
-                                      (self.decoder, decoder_step, {"tokens", "src_mask", "self_k", "self_v"})):
+                                      (self.decoder, decoder_step, {"tokens", "rows", "src_mask", "self_k_0", "cross_k_0"})):
             have = {i.name for i in session.get_inputs()}
             if not wanted <= have:
                 raise DataError(f"{path}: graph inputs {sorted(have)} lack {sorted(wanted - have)}; {REEXPORT}")
+        self.cross_names = [o.name for o in self.encoder.get_outputs()]
+        self.past_names = [i.name for i in self.decoder.get_inputs() if i.name.startswith("self_")]
+        shapes = {i.name: i.shape for i in self.decoder.get_inputs()}
+        # (rows, H, Dh, t) / (rows, H, t, Dh): every symbolic size but the rows is t, 0 before the first step
+        self.empty = [[0 if isinstance(d, str) else d for d in shapes[name][1:]] for name in self.past_names]
+        self.src_mask = np.zeros((0, 0), dtype=bool)
+        self.cross: list[np.ndarray] = []
+        self.past: list[np.ndarray] = []
 
     @property
     def providers(self) -> list[str]:
         return list(self.decoder.get_providers())
 
-    def encode(self, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        cross_k, cross_v = self.encoder.run(None, {"src": src})
-        return cross_k, cross_v
+    def encode(self, src: np.ndarray) -> None:
+        self.src_mask, self.past = src != PAD_ID, []
+        self.cross = self.encoder.run(None, {"src": src})
 
-    def step(self, tokens: np.ndarray, src_mask: np.ndarray, self_k: np.ndarray, self_v: np.ndarray,
-             cross_k: np.ndarray, cross_v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        logits, new_k, new_v = self.decoder.run(None, {"tokens": tokens, "src_mask": src_mask, "self_k": self_k,
-                                                       "self_v": self_v, "cross_k": cross_k, "cross_v": cross_v})
-        return logits, new_k, new_v
+    def step(self, tokens: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if not self.past:  # first step: a cache of length 0 for every row
+            self.past = [np.zeros([tokens.size, *shape], dtype=np.float32) for shape in self.empty]
+        feeds = {"tokens": tokens, "rows": rows, "src_mask": self.src_mask,
+                 **dict(zip(self.past_names, self.past)), **dict(zip(self.cross_names, self.cross))}
+        log_probs, ids, *self.past = self.decoder.run(None, feeds)
+        return log_probs, ids
+
+    def keep(self, sentences: np.ndarray) -> None:
+        self.src_mask = self.src_mask[sentences]
+        self.cross = [c.take(sentences, axis=0) for c in self.cross]
 
     def greedy(self, src: np.ndarray, max_extra: int = 50) -> list[list[int]]:
-        return onnx_search.greedy(self, src, max_extra)
+        return search.greedy(self, src, max_extra)
 
     def beam_search(self, src: np.ndarray, beam_size: int = 4, alpha: float = 0.6, max_extra: int = 50
                     ) -> list[list[int]]:
-        return onnx_search.beam_search(self, src, beam_size, alpha, max_extra)
+        return search.beam_search(self, src, beam_size, alpha, max_extra)

@@ -4,7 +4,7 @@
 (`nmt.runtime.package`: every file checked against its card), opens the two graphs
 (`nmt.runtime.session`) and translates text to text exactly as `nmt translate` does with the
 model file: spaCy tokenization with the recorded settings, vocabulary (and BPE) lookup,
-greedy or beam search (`nmt.runtime.search`), detokenization. Empty lines stay empty; lines
+greedy or beam search (`nmt.decode.search`, the one shared with torch), detokenization. Empty lines stay empty; lines
 longer than the model takes are truncated with a warning naming the line. Installable
 without torch: `pip install "nmt[runtime]"`.
 """

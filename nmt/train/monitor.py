@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from nmt.decode.search import greedy
+from nmt.decode.backend import greedy
 from nmt.files.atomic import atomic_open
 from nmt.model.transformer import Transformer
 from nmt.text.vocabularies import Vocabularies

@@ -7,7 +7,8 @@ import torch
 
 from nmt.config.model import ModelConfig
 from nmt.decode.hypotheses import length_penalty
-from nmt.decode.search import beam_search, greedy
+from nmt.decode import search
+from nmt.decode.backend import TorchBackend, beam_search, greedy
 from nmt.model.transformer import build_model
 from nmt.text.vocab import PAD_ID, SPECIALS, Vocabulary
 
@@ -60,25 +61,30 @@ def test_batched_equals_one_by_one(model) -> None:
     assert together == alone
 
 
-@pytest.mark.parametrize("search", ["greedy", "beam"])
-def test_finished_sentences_leave_the_batch(model, search: str, monkeypatch) -> None:
-    rows: list[int] = []
-    real = model.decode_step
+class Recording(TorchBackend):
+    """The torch backend, noting the rows of every step."""
 
-    def counting(last, cache, mask):
-        rows.append(last.shape[0])
-        return real(last, cache, mask)
+    def __init__(self, model) -> None:
+        super().__init__(model)
+        self.rows: list[int] = []
 
-    monkeypatch.setattr(model, "decode_step", counting)
-    src = sources()
-    if search == "greedy":
-        greedy(model, src, max_extra=0)
+    def step(self, tokens, rows):
+        self.rows.append(tokens.size)
+        return super().step(tokens, rows)
+
+
+@pytest.mark.parametrize("kind", ["greedy", "beam"])
+def test_finished_sentences_leave_the_batch(model, kind: str) -> None:
+    backend = Recording(model)
+    src = sources().numpy()
+    if kind == "greedy":
+        search.greedy(backend, src, max_extra=0)
     else:
-        beam_search(model, src, 2, max_extra=0)
-    k = 1 if search == "greedy" else 2
-    assert rows[0] == 6 * k
-    assert rows == sorted(rows, reverse=True) and rows[-1] < rows[0]
-    assert len(rows) == 12  # the longest source sets the number of steps
+        search.beam_search(backend, src, 2, max_extra=0)
+    k = 1 if kind == "greedy" else 2
+    assert backend.rows[0] == 6 * k
+    assert backend.rows == sorted(backend.rows, reverse=True) and backend.rows[-1] < backend.rows[0]
+    assert len(backend.rows) == 12  # the longest source sets the number of steps
 
 
 def test_gnmt_length_penalty() -> None:

@@ -14,11 +14,12 @@ import torch
 
 from nmt.config.evaluate import Decoding
 from nmt.config.export import ExportConfig
-from nmt.decode.search import beam_search, greedy
+from nmt.decode.backend import beam_search, greedy
 from nmt.errors import DataError, GateError
 from nmt.export.stage import ExportPaths, export_stage
 from nmt.model import checkpoint
-from nmt.model.transformer import KVCache, Transformer, padding_mask
+from nmt.model.incremental import DecoderStep, Encoder
+from nmt.model.transformer import Transformer
 from nmt.runtime.package import load_package
 from nmt.runtime.session import OnnxModel
 from nmt.runtime.translator import OnnxTranslator
@@ -77,27 +78,34 @@ def test_package_card_and_gate(package: Path, root: Path, model_path: Path) -> N
     assert np.isfinite(metrics["test"]["int8_bleu_change"]) and metrics["size_mb"]["int8"] < metrics["size_mb"]["fp32"]
 
 
-@pytest.mark.parametrize("batch,src_len,cache_len", [(1, 1, 0), (2, 5, 3), (5, 9, 11)])
-def test_graphs_take_any_batch_source_and_cache_length(package: Path, torch_model: Transformer, batch: int,
-                                                       src_len: int, cache_len: int) -> None:
+@pytest.mark.parametrize("batch,beam,src_len,cache_len,earlier", [(1, 1, 1, 0, 1), (2, 3, 5, 3, 7), (5, 2, 9, 11, 10)])
+def test_graphs_take_any_batch_beam_source_and_cache_length(package: Path, torch_model: Transformer, batch: int,
+                                                            beam: int, src_len: int, cache_len: int,
+                                                            earlier: int) -> None:
     onnx_model = OnnxModel(package / "encoder.onnx", package / "decoder_step.onnx", 64, device="cpu")
     gen = torch.Generator().manual_seed(batch)
     src = torch.randint(4, 14, (batch, src_len), generator=gen)
     src[0, src_len // 2 + 1:] = 0
     with torch.no_grad():
-        cache = torch_model.init_cache(torch_model.encode(src, padding_mask(src)))
-        L, _, H, _, dh = cache.cross_k.shape
-        self_k, self_v = torch.randn(2, L, batch, H, cache_len, dh, generator=gen)
-        tokens = torch.randint(4, 14, (batch, 1), generator=gen)
-        logits, grown = torch_model.decode_step(tokens, KVCache(self_k, self_v, cache.cross_k, cache.cross_v),
-                                                padding_mask(src))
-    cross_k, cross_v = onnx_model.encode(src.numpy())
-    assert np.abs(cross_k - cache.cross_k.numpy()).max() < 1e-4
-    got, new_k, new_v = onnx_model.step(tokens.numpy(), (src != 0).numpy(), self_k.numpy(), self_v.numpy(),
-                                        cross_k, cross_v)
-    assert got.shape == logits.shape and new_k.shape == (L, batch, H, cache_len + 1, dh)
-    assert np.abs(got - logits.numpy()).max() < 1e-4
-    assert np.abs(new_v - grown.self_v.numpy()).max() < 1e-4
+        cross = Encoder(torch_model)(src)
+        H, dh = cross[1].shape[1], cross[1].shape[3]
+        past = []
+        for _ in torch_model.decoder:
+            past += [torch.randn(earlier, H, dh, cache_len, generator=gen), torch.randn(earlier, H, cache_len, dh, generator=gen)]
+        tokens = torch.randint(4, 14, (batch, beam), generator=gen)
+        rows = torch.randint(0, earlier, (batch, beam), generator=gen)
+        logp, ids, *grown = DecoderStep(torch_model)(tokens, rows, src != 0, *past, *cross)
+    onnx_model.encode(src.numpy())
+    assert max(float(np.abs(o - t.numpy()).max()) for o, t in zip(onnx_model.cross, cross)) < 1e-4
+    feeds = {"tokens": tokens.numpy(), "rows": rows.numpy(), "src_mask": (src != 0).numpy(),
+             **{n: p.numpy() for n, p in zip(onnx_model.past_names, past)},
+             **{n: c.numpy() for n, c in zip(onnx_model.cross_names, cross)}}
+    got_logp, got_ids, *got_grown = onnx_model.decoder.run(None, feeds)
+    assert got_logp.shape == (batch, beam, 2 * beam) and got_grown[0].shape == (batch * beam, H, dh, cache_len + 1)
+    assert np.abs(got_logp - logp.numpy()).max() < 1e-4 and (got_ids == ids.numpy()).all()
+    assert max(float(np.abs(g - t.numpy()).max()) for g, t in zip(got_grown, grown)) < 1e-4
+    # log-softmax inside the graph: probabilities, best first
+    assert (got_logp <= 0).all() and (np.diff(got_logp, axis=-1) <= 0).all()
 
 
 def test_search_matches_torch_decoding(package: Path, torch_model: Transformer) -> None:

@@ -8,6 +8,7 @@ import torch
 from nmt.config.loader import from_dict
 from nmt.config.model import ModelConfig
 from nmt.errors import ConfigError
+from nmt.model.incremental import DecoderStep, Encoder, empty_cache
 from nmt.model.layers import causal_mask, sinusoidal_table
 from nmt.model.transformer import build_model, padding_mask
 from nmt.text.vocab import PAD_ID, SPECIALS, Vocabulary
@@ -46,18 +47,25 @@ def test_sinusoidal_table_matches_formula() -> None:
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_incremental_decoding_equals_full_decoding(norm_first: bool) -> None:
+    """Two rows per sentence (K = 2), each with its own target: the grouped cross-attention
+    must send every row to its own sentence, and the cache must give the full pass's scores."""
     torch.manual_seed(0)
     model = build_model(tiny(norm_first=norm_first), VOCAB, VOCAB).eval()
     src, tgt = batch()
-    full = model(src, tgt)  # (B, T, V)
-    src_mask = padding_mask(src)
-    cache = model.init_cache(model.encode(src, src_mask))
-    steps = []
-    for t in range(tgt.shape[1]):
-        logits, cache = model.decode_step(tgt[:, t:t + 1], cache, src_mask)
-        steps.append(logits)
-    assert cache.self_k.shape == (2, 3, 4, tgt.shape[1], 8)
-    torch.testing.assert_close(torch.stack(steps, dim=1), full, atol=1e-5, rtol=1e-5)
+    other = tgt.flip(1).clone()
+    other[:, 0] = tgt[:, 0]  # both start with <s>
+    B, T = tgt.shape
+    full = torch.stack([model(src, tgt), model(src, other)], dim=1).log_softmax(-1)  # (B, 2, T, V)
+    step = DecoderStep(model)
+    cross, cache = Encoder(model)(src), empty_cache(model, 2 * B)
+    rows = torch.arange(2 * B).view(B, 2)
+    with torch.no_grad():
+        for t in range(T):
+            logp, ids, *cache = step(torch.stack([tgt[:, t], other[:, t]], dim=1), rows, src != 0, *cache, *cross)
+            expected, expected_ids = full[:, :, t].topk(4, dim=-1)
+            torch.testing.assert_close(logp, expected, atol=1e-5, rtol=1e-5)
+            assert torch.equal(ids, expected_ids)
+    assert cache[0].shape == (2 * B, 4, 8, T) and cache[1].shape == (2 * B, 4, T, 8)
 
 
 def test_future_target_tokens_do_not_change_earlier_logits() -> None:

@@ -129,3 +129,46 @@ def test_cli_translate_with_package(package: Path, fp32_only: Path, model_path: 
     assert "no int8 graphs" in capsys.readouterr().err
     assert main(["translate", "--model", str(package), "--int8", "--input", str(src)]) == 0
     assert len(capsys.readouterr().out.split("\n")) == 4
+
+
+def test_plain_onnxruntime_consumer_from_the_card_alone(package: Path) -> None:
+    """examples/onnx_consumer.py (onnxruntime + numpy, nmt and torch blocked) reads only the card
+    and gets the ids `nmt translate --beam-size 1` decodes."""
+    translator = OnnxTranslator.from_dir(package, device="cpu", beam_size=1)
+    lines = [line for line in sentences(12, seed=5) if line.strip()]
+    sources = [translator.source_ids(tokens) for tokens, _ in translator.tokenize(lines)]
+    expected = [hyp for _, hyp in translator.search(lines)]
+    script = Path(__file__).resolve().parents[2] / "examples" / "onnx_consumer.py"
+    code = ("import runpy, sys\n"
+            "sys.modules['torch'] = sys.modules['nmt'] = None  # the consumer has neither\n"
+            f"sys.argv = ['onnx_consumer.py', {str(package)!r}]\n"
+            f"runpy.run_path({str(script)!r}, run_name='__main__')\n")
+    run = subprocess.run([sys.executable, "-c", code], input="".join(json.dumps(s) + "\n" for s in sources),
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    got = [json.loads(line) for line in run.stdout.splitlines()]
+    assert got == expected and any(len(h) > 2 for h in got)
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_torch_and_onnx_run_the_one_search(package: Path, model_path: Path, beam_size: int,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both translators decode through nmt.decode.search (no search of their own), each with its backend."""
+    from nmt.decode import search
+    from nmt.decode.backend import TorchBackend
+    from nmt.runtime.session import OnnxModel
+
+    seen: list[str] = []
+    name = "greedy" if beam_size == 1 else "beam_search"
+    real = getattr(search, name)
+
+    def spy(backend, *args, **kwargs):
+        seen.append(type(backend).__name__)
+        return real(backend, *args, **kwargs)
+
+    monkeypatch.setattr(search, name, spy)
+    lines = sentences(6, seed=8)
+    torch_out = Translator.from_file(model_path, Decoding(beam_size=beam_size)).translate(lines)
+    onnx_out = OnnxTranslator.from_dir(package, device="cpu", beam_size=beam_size, alpha=0.6).translate(lines)
+    assert torch_out == onnx_out
+    assert set(seen) == {TorchBackend.__name__, OnnxModel.__name__}

@@ -16,7 +16,7 @@ import yaml
 
 from nmt.config.data import TokenizeConfig
 from nmt.config.model import ModelConfig
-from nmt.decode.search import greedy
+from nmt.decode.backend import greedy
 from nmt.errors import GateError, TrainingDiverged, TrainingInterrupted
 from nmt.model import checkpoint
 from nmt.text.vocabularies import load_vocabularies

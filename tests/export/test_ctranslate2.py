@@ -1,0 +1,59 @@
+"""The CTranslate2 export target: conversion, its BLEU gate, the card, a failed gate keeping the old model."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from nmt.config.evaluate import Decoding
+from nmt.decode.translator import Translator
+from nmt.errors import GateError
+from nmt.export.ct2_stage import Ct2Paths, ct2_stage
+from nmt.export.ctranslate2 import Ct2Translator
+from support.onnx import SMALL_EXPORT, sentences, validated_dir
+
+pytest.importorskip("ctranslate2")
+
+
+def _run(root: Path, model_path: Path, out: Path | None = None, **overrides) -> Path:
+    out = out or root / "ct2"
+    ct2_stage(replace(SMALL_EXPORT, **overrides), Decoding(beam_size=4, alpha=1.0),
+              Ct2Paths(model_path, validated_dir(root), out, root / "reports", root / "ctranslate2.json"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def ct2(model_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _run(tmp_path_factory.mktemp("ct2"), model_path)
+
+
+def test_converted_model_decodes_like_torch(ct2: Path, model_path: Path) -> None:
+    card = json.loads((ct2 / "model.json").read_text())
+    assert card["format"] == "nmt-ctranslate2" and card["decoding"]["length_penalty"] == 1.0
+    assert {"ctranslate2/model.bin", "src.vocab", "tgt.vocab", "tokenizer.json"} <= set(card["files"])
+    metrics = json.loads((ct2.parent / "ctranslate2.json").read_text())["test"]
+    assert abs(metrics["sacrebleu_ctranslate2"] - metrics["sacrebleu_torch"]) <= 0.5
+    report = json.loads((ct2.parent / "reports" / "ctranslate2.json").read_text())
+    assert report["success"] is True
+    torch_greedy = Translator.from_file(model_path, Decoding(beam_size=1))
+    ct2_greedy = Ct2Translator.open(ct2 / "ctranslate2", torch_greedy, torch_greedy.max_len, "float32", 1)
+    lines = sentences(24, seed=3)
+    assert ct2_greedy.translate(lines) == torch_greedy.translate(lines)  # same weights, same argmax
+
+
+def test_failed_gate_keeps_the_previous_model(ct2: Path, model_path: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    before = {p.name: p.read_bytes() for p in ct2.rglob("*") if p.is_file()}
+    monkeypatch.setattr(Ct2Translator, "decode_batch", lambda self, sources: [[4] for _ in sources])  # garbage
+    with pytest.raises(GateError, match="BLEU"):
+        _run(ct2.parent, model_path, out=ct2)
+    assert {p.name: p.read_bytes() for p in ct2.rglob("*") if p.is_file()} == before
+
+
+def test_disabled_target_writes_a_note_only(model_path: Path, tmp_path: Path) -> None:
+    out = _run(tmp_path, model_path, ctranslate2=False)
+    assert [p.name for p in out.iterdir()] == ["README.md"]
+    assert json.loads((tmp_path / "ctranslate2.json").read_text()) == {"enabled": False}
