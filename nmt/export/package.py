@@ -32,6 +32,16 @@ from nmt.text.vocab import SPECIALS
 log = logging.getLogger(__name__)
 
 TOKENIZER = "tokenizer.json"
+SEARCH = {  # how a consumer drives the graphs (nmt/decode/search.py is the reference; README: ONNX export)
+    "start": "encoder once per batch of b sentences; first step: tokens <s> (b, K), rows arange(b*K).reshape(b, K), "
+             "self_k_i / self_v_i of length t = 0 with b*K rows",
+    "step": "feed the newest token per row and the previous step's row each continues (rows); the outputs "
+            "new_self_k_i / new_self_v_i are the next step's self_k_i / self_v_i",
+    "greedy": "K = 1; next token ids[:, 0, 0]",
+    "beam": "K = beam size; a sentence's candidates are its rows' scores + log_probs, keep the 2K best (at most K "
+            "end in </s>); finished hypotheses score log P / ((5 + |Y|) / 6) ** alpha, |Y| counting </s>",
+    "finished_sentences": "drop their rows from tokens, rows (index the survivors' earlier rows), src_mask and cross_*",
+}
 
 
 def source_commit() -> dict[str, Any]:
@@ -127,6 +137,7 @@ def build_card(translator: Translator, state: dict[str, Any], cfg: ExportConfig,
                   "bpe": {"file": "bpe.merges", "sha256": vocabs.bpe.sha256} if vocabs.bpe else None},
         "tokenizer": TOKENIZER,
         "graphs": graphs,
+        "search": SEARCH,
         "files": {p.name: sha256_file(p) for p in sorted(out.iterdir()) if p.is_file() and p.name != CARD},
     }
 
