@@ -6,7 +6,7 @@ Translates a test split text to text with
   export.quantize: true),
 - CTranslate2 fp32 / int8: the same weights converted by `nmt.export.ctranslate2` (int8:
   CTranslate2's own weight quantisation at load time, compute_type="int8"),
-for greedy and beam 4 at 1 and 2 threads, and prints sentences/s, sacreBLEU (13a, cased,
+for greedy and beam 4 at 1 and 2 threads, each measurement in a process of its own, and prints sentences/s, sacreBLEU (13a, cased,
 detokenized) and the share of lines identical to torch's, then the ratios the decoding goals
 are stated in. Every system tokenizes, batches (64 sentences) and detokenizes the same way.
 
@@ -17,7 +17,9 @@ are stated in. Every system tokenizes, batches (64 sentences) and detokenizes th
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +45,32 @@ def timed(translator: LineTranslator, lines: list[str]) -> tuple[float, list[str
     return len(lines) / (time.perf_counter() - start), out
 
 
+def make(system: str, args: argparse.Namespace, beam: int, threads: int, ct2_dir: Path) -> LineTranslator:
+    """One translator of `system` (torch, onnx fp32, onnx int8, ct2 fp32, ct2 int8)."""
+    torch.set_num_threads(threads)
+    decoding = Decoding(beam_size=beam, alpha=args.alpha)
+    if system == "torch":
+        return Translator.from_file(args.model, decoding)
+    if system.startswith("onnx"):
+        return OnnxTranslator.from_dir(args.onnx, device="cpu", threads=threads, int8=system.endswith("int8"),
+                                       beam_size=beam, alpha=args.alpha)
+    like = Translator.from_file(args.model, decoding)
+    return Ct2Translator.open(ct2_dir, like, like.max_len, "int8" if system.endswith("int8") else "float32", threads)
+
+
+def measure_in_child(system: str, args: argparse.Namespace, beam: int, threads: int, ct2_dir: Path,
+                     sources: list[str]) -> tuple[float, list[str]]:
+    """Time one system in a process of its own, so no runtime's idle worker threads (torch's OpenMP
+    pool spins after each call) take the cores from another's."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        cmd = [sys.executable, __file__, "--model", str(args.model), "--onnx", str(args.onnx), "--data", str(args.data),
+               "--split", args.split, "--sentences", str(args.sentences), "--alpha", str(args.alpha),
+               "--child", system, str(beam), str(threads), str(ct2_dir), out.name]
+        subprocess.run(cmd, check=True)
+        result = json.loads(Path(out.name).read_text(encoding="utf-8"))
+    return result["speed"], result["lines"]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", type=Path, default=ROOT / "models/model.pt", help="model file (train stage)")
@@ -53,38 +81,32 @@ def main() -> None:
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--beams", type=int, nargs="+", default=[1, 4], help="1 = greedy")
     p.add_argument("--alpha", type=float, default=1.0, help="length penalty (ours: GNMT; CTranslate2: its own)")
+    p.add_argument("--child", nargs=5, metavar=("SYSTEM", "BEAM", "THREADS", "CT2_DIR", "OUT"), help=argparse.SUPPRESS)
     args = p.parse_args()
     logging.basicConfig(level=logging.WARNING)
 
     reference = Translator.from_file(args.model)
     src_lang, tgt_lang = reference.vocabs.manifest["src_lang"], reference.vocabs.manifest["tgt_lang"]
     sources = (args.data / f"{args.split}.{src_lang}").read_text(encoding="utf-8").splitlines()[: args.sentences]
+    if args.child:  # one measurement, in this process
+        system, beam, threads, ct2_dir, out = args.child
+        speed, lines = timed(make(system, args, int(beam), int(threads), Path(ct2_dir)), sources)
+        Path(out).write_text(json.dumps({"speed": speed, "lines": lines}), encoding="utf-8")
+        return
     refs = (args.data / f"{args.split}.{tgt_lang}").read_text(encoding="utf-8").splitlines()[: args.sentences]
     ct2_dir = Path(tempfile.mkdtemp(prefix="ct2-"))
     convert(reference.model, reference.vocabs.src, reference.vocabs.tgt, ct2_dir)
     has_int8 = "int8" in OnnxTranslator.from_dir(args.onnx, device="cpu").package.card["graphs"]
     print(f"{args.split}: {len(sources)} sentences, batch 64, alpha {args.alpha}; model {args.model}, "
-          f"package {args.onnx}{'' if has_int8 else ' (no int8 graphs: export.quantize is false)'}")
-
+          f"package {args.onnx}{'' if has_int8 else ' (no int8 graphs: export.quantize is false)'}; "
+          f"each measurement in a process of its own")
+    systems = ["torch", "onnx fp32"] + (["onnx int8"] if has_int8 else []) + ["ct2 fp32", "ct2 int8"]
     rows = []
     for beam in args.beams:
-        decoding = Decoding(beam_size=beam, alpha=args.alpha)
         for threads in args.threads:
-            torch.set_num_threads(threads)
-            systems: dict[str, LineTranslator] = {
-                "torch": Translator.from_file(args.model, decoding),
-                "onnx fp32": OnnxTranslator.from_dir(args.onnx, device="cpu", threads=threads, beam_size=beam,
-                                                     alpha=args.alpha),
-            }
-            if has_int8:
-                systems["onnx int8"] = OnnxTranslator.from_dir(args.onnx, device="cpu", threads=threads, int8=True,
-                                                               beam_size=beam, alpha=args.alpha)
-            like = systems["torch"]
-            systems["ct2 fp32"] = Ct2Translator.open(ct2_dir, like, like.max_len, "float32", threads)
-            systems["ct2 int8"] = Ct2Translator.open(ct2_dir, like, like.max_len, "int8", threads)
             outputs = {}
-            for name, translator in systems.items():
-                speed, outputs[name] = timed(translator, sources)
+            for name in systems:
+                speed, outputs[name] = measure_in_child(name, args, beam, threads, ct2_dir, sources)
                 same = sum(a == b for a, b in zip(outputs[name], outputs["torch"])) / len(sources)
                 rows.append((beam, threads, name, speed, sacrebleu_score(outputs[name], refs), same))
                 print(f"  {'greedy' if beam == 1 else f'beam {beam}':<7} {threads} thr  {name:<10} {speed:8.1f} sent/s  "
