@@ -47,7 +47,7 @@ from flows import artifacts as fa
 from flows import dvc_project as dp
 from flows import pipeline as pl
 
-GATES = ("raw", "tokens", "vocab", "train", "evaluate", "export")  # every stage gate of dvc.yaml
+GATES = ("raw", "tokens", "vocab", "train", "evaluate", "export", "ctranslate2")  # every stage gate of dvc.yaml
 
 
 @pytest.fixture(scope="module")
