@@ -1,3 +1,3 @@
-"""Decoding: greedy and beam search with the key/value cache (`search`, torch), the
-backend-independent beam bookkeeping (`hypotheses`) and line handling (`lines`), both
-torch-free, and text-to-text translation with a model file (`translator`)."""
+"""Decoding: the one greedy and beam search over a backend (`search`), finished-hypothesis
+bookkeeping (`hypotheses`) and line handling (`lines`), all torch-free; the torch model as a
+backend (`backend`) and text-to-text translation with a model file (`translator`)."""
