@@ -1,0 +1,73 @@
+"""The GTO registry: first model -> v0.0.1 at prod; worse -> registered, prod unchanged; better -> promoted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from flows.registry import ARTIFACT, Registry, decide, main, markdown, promote_head, scores
+
+pytest.importorskip("gto")
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+
+
+def _commit_model(repo: Path, bleu: float, unk: float = 0.0) -> None:
+    """A pipeline run's outcome as git sees it: the evaluate stage's metrics, committed."""
+    (repo / "reports").mkdir(exist_ok=True)
+    metrics = {"test_2016_flickr": {"sacrebleu": bleu, "chrf": bleu + 20, "unk_rate": unk, "sentences": 1000}}
+    (repo / "reports" / "metrics.json").write_text(json.dumps(metrics))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", f"model scoring {bleu}")
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", "user.email", "ci@example.com")
+    _git(tmp_path, "config", "user.name", "ci")
+    return tmp_path
+
+
+def test_champion_challenger_over_three_runs(repo: Path) -> None:
+    registry = Registry(repo)
+    _commit_model(repo, 38.0)
+    decision, version = promote_head(repo, max_bleu_drop=0.0)
+    first = _git(repo, "rev-parse", "HEAD").strip()
+    assert (version, decision.promote) == ("v0.0.1", True) and registry.prod() == ("v0.0.1", first)
+
+    _commit_model(repo, 31.0)  # a worse retrain
+    decision, version = promote_head(repo, max_bleu_drop=0.0)
+    assert version == "v0.0.2" and not decision.promote
+    assert "31.00 vs champion 38.00" in decision.reason
+    assert registry.prod() == ("v0.0.1", first)  # prod unchanged
+    assert "**not promoted**" in markdown(decision, version)
+
+    _commit_model(repo, 38.5)  # a better one
+    decision, version = promote_head(repo, max_bleu_drop=0.0)
+    assert version == "v0.0.3" and decision.promote
+    assert registry.prod()[0] == "v0.0.3"
+    tags = set(_git(repo, "tag").split())
+    assert {f"{ARTIFACT}@v0.0.1", f"{ARTIFACT}@v0.0.2", f"{ARTIFACT}@v0.0.3"} <= tags
+
+
+def test_decision_rules() -> None:
+    champ = scores({"t": {"sacrebleu": 38.0, "chrf": 58.0, "unk_rate": 0.0}, "bleu_signature": "x"})
+    assert decide(scores({"t": {"sacrebleu": 37.8, "chrf": 58}}), champ, max_bleu_drop=0.5).promote
+    assert not decide(scores({"t": {"sacrebleu": 37.8, "chrf": 58}}), champ, max_bleu_drop=0.0).promote
+    assert not decide(scores({"t": {"sacrebleu": 39.0, "chrf": 58}}), champ, 0.0, gates_passed=False).promote
+    assert not decide(scores({"t": {"sacrebleu": 39.0, "chrf": 58, "unk_rate": 0.01}}), champ, 0.0).promote
+    assert not decide(scores({"other": {"sacrebleu": 45.0}}), champ, 0.0).promote  # not scored where it matters
+
+
+def test_cli_writes_the_decision(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.chdir(repo)
+    _commit_model(repo, 35.0)
+    assert main(["promote", "--report", "reports/promotion.md"]) == 0
+    assert "promoted to prod" in capsys.readouterr().out
+    assert (repo / "reports" / "promotion.md").read_text().startswith(f"# {ARTIFACT} v0.0.1: promoted")
