@@ -10,8 +10,10 @@ in bf16 autocast.
 Each variant runs in its own process (so peak memory is its own), on the same Multi30k
 batches from data/tokens + data/vocab (run `dvc repro vocab` first), with the same model
 size, the same Adam + Noam optimiser, and `--steps` timed updates after `--warmup` untimed.
+The variants take turns, `--rounds` times, and each keeps its best round (a 2-core machine
+swings by 15% from one round to the next).
 
-    python bench/train_throughput.py [--steps 20] [--d-model 256 --layers 3 --heads 8 --d-ff 1024]
+    python bench/train_throughput.py [--steps 60 --rounds 3 --max-tokens 1024]
 """
 
 from __future__ import annotations
@@ -187,9 +189,10 @@ def run_variant(name: str, args: argparse.Namespace) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--steps", type=int, default=20)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--max-tokens", type=int, default=4096)
+    p.add_argument("--steps", type=int, default=60, help="timed updates per round")
+    p.add_argument("--warmup", type=int, default=3, help="untimed updates first")
+    p.add_argument("--rounds", type=int, default=3, help="turns per variant; each keeps its best")
+    p.add_argument("--max-tokens", type=int, default=1024, help="tokens per batch (params.yaml: train.max_tokens)")
     p.add_argument("--d-model", type=int, default=256)
     p.add_argument("--layers", type=int, default=3)
     p.add_argument("--heads", type=int, default=8)
@@ -201,14 +204,18 @@ def main() -> None:
     if args.variant:
         print(json.dumps(run_variant(args.variant, args)))
         return
-    rows = []
-    for name in VARIANTS:
-        out = subprocess.run([sys.executable, __file__, *sys.argv[1:], "--variant", name],
-                             check=True, capture_output=True, text=True).stdout
-        rows.append(json.loads(out.strip().splitlines()[-1]))
+    best: dict[str, dict] = {}
+    for _ in range(args.rounds):
+        for name in VARIANTS:
+            out = subprocess.run([sys.executable, __file__, *sys.argv[1:], "--variant", name],
+                                 check=True, capture_output=True, text=True).stdout
+            row = json.loads(out.strip().splitlines()[-1])
+            if name not in best or row["tokens_per_s"] > best[name]["tokens_per_s"]:
+                best[name] = row
+    rows = [best[name] for name in VARIANTS]
     ours = rows[0]
     print(f"model d={args.d_model} N={args.layers} h={args.heads} d_ff={args.d_ff}, {args.steps} updates of "
-          f"<= {args.max_tokens} tokens, device {ours['device']}")
+          f"<= {args.max_tokens} tokens, best of {args.rounds} rounds, device {ours['device']}")
     print(f"{'variant':<24}{'precision':<15}{'target tok/s':>14}{'peak MiB':>10}{'ours is':>12}")
     for r in rows:
         print(f"{r['variant']:<24}{r['precision']:<15}{r['tokens_per_s']:>14.0f}{r['peak_mib']:>10.0f}"

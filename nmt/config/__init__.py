@@ -1,2 +1,2 @@
 """Configuration, torch-free: params.yaml as one typed `Params` (`params`), its sections
-(`data`, `model`, `train`, `evaluate`, `export`), and the YAML-to-dataclass loader (`loader`)."""
+(`data`, `model`, `train`, `evaluate`, `export`, `promote`), and the YAML-to-dataclass loader (`loader`)."""

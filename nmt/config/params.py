@@ -16,6 +16,7 @@ from nmt.config.evaluate import EvaluateConfig
 from nmt.config.export import ExportConfig
 from nmt.config.loader import from_dict, read_yaml
 from nmt.config.model import ModelConfig
+from nmt.config.promote import PromoteConfig
 from nmt.config.train import TrainConfig
 
 
@@ -31,6 +32,7 @@ class Params:
     train: TrainConfig  # optimisation, batching, checkpoints
     evaluate: EvaluateConfig  # test sets, decoding, BLEU floor
     export: ExportConfig  # the ONNX package and its gate
+    promote: PromoteConfig  # champion / challenger: when a new model goes to production
 
 
 def load_params(path: Path) -> Params:

@@ -20,6 +20,7 @@ from nmt.config.model import ModelConfig
 from nmt.errors import ConfigError
 from nmt.model.layers import (
     DecoderLayer,
+    Dropout,
     EncoderLayer,
     MultiHeadAttention,
     padding_mask,
@@ -37,7 +38,7 @@ class Transformer(nn.Module):
         self.src_embed = nn.Embedding(src_vocab_size, cfg.d_model, padding_idx=PAD_ID)
         self.tgt_embed = self.src_embed if cfg.tie_source else nn.Embedding(tgt_vocab_size, cfg.d_model, padding_idx=PAD_ID)
         self.register_buffer("pe", sinusoidal_table(cfg.max_len, cfg.d_model), persistent=False)
-        self.drop = nn.Dropout(cfg.dropout)
+        self.drop = Dropout(cfg.dropout)
         self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_layers))
         self.decoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_layers))
         # pre-norm leaves the residual stream un-normalised: one final LayerNorm per stack

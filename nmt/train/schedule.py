@@ -18,9 +18,10 @@ def noam_lr(step: int, d_model: int, warmup: int, factor: float) -> float:
 
 def build_optimizer(model: nn.Module, d_model: int, warmup: int, factor: float,
                     weight_decay: float = 0.0) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
-    """Adam(0.9, 0.98, 1e-9), fused on CUDA, driven by the Noam schedule (base lr 1)."""
+    """Adam(0.9, 0.98, 1e-9), fused (one kernel for all parameters, on CPU and CUDA), driven
+    by the Noam schedule (base lr 1)."""
     params = [p for p in model.parameters() if p.requires_grad]
-    fused = all(p.is_cuda for p in params)
+    fused = all(p.device.type in ("cpu", "cuda") for p in params)
     optimizer = torch.optim.Adam(params, lr=1.0, betas=(0.9, 0.98), eps=1e-9, weight_decay=weight_decay,
                                  fused=fused or None)
     scheduler = torch.optim.lr_scheduler.LambdaLR(

@@ -64,6 +64,7 @@ def del_key(params: dict, dotted: str) -> None:
         ("data.corpora.multi30k.files[0].sha256", 123, "expected str, got int"),
         ("data.corpora.multi30k.files[2]", "val.de.gz", "expected a mapping, got str"),
         ("data.corpora.multi30k.splits.train", ["train.de.gz"], "expected a mapping, got list"),
+        ("promote.max_bleu_drop", "0.5", "expected a number, got str"),
     ],
 )
 def test_wrong_type_names_file_and_dotted_key(tmp_path, dotted, value, expected):
@@ -130,6 +131,8 @@ def test_int_is_accepted_where_a_float_is_expected(tmp_path):
         ("data.corpora.multi30k.files[0].url", "ftp://example.invalid/train.de.gz"),
         ("data.corpora.multi30k.languages", ["de", "de"]),
         ("data.corpora.multi30k.languages", ["de", "English"]),
+        ("promote.max_bleu_drop", -0.5),
+        ("promote.stage", "prod stage"),
     ],
 )
 def test_out_of_range_value_names_its_own_key(tmp_path, dotted, value):
@@ -198,4 +201,4 @@ def test_unknown_section_is_named_with_the_known_ones(tmp_path):
     path = write_params(tmp_path, params)
     msg = load_error(path, "vocab")
     assert msg.startswith(f"{path}: vocabb: unknown section (known sections: data, validate, tokenize, vocab, "
-                          "model, train, evaluate, export)"), msg
+                          "model, train, evaluate, export, promote)"), msg

@@ -9,7 +9,7 @@ from nmt.config.loader import from_dict
 from nmt.config.model import ModelConfig
 from nmt.errors import ConfigError
 from nmt.model.incremental import DecoderStep, Encoder, empty_cache
-from nmt.model.layers import causal_mask, sinusoidal_table
+from nmt.model.layers import Dropout, causal_mask, sinusoidal_table
 from nmt.model.transformer import build_model, padding_mask
 from nmt.text.vocab import PAD_ID, SPECIALS, Vocabulary
 
@@ -150,3 +150,33 @@ def test_cpu_autocast_keeps_attention_in_the_fp32_kernel(monkeypatch: pytest.Mon
     seen.clear()
     model(src, tgt)  # fp32 without autocast, through the same kernel
     assert set(seen) == {torch.float32}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_dropout_zeroes_p_of_the_elements_and_rescales_the_rest(dtype) -> None:
+    drop = Dropout(0.1).train()
+    torch.manual_seed(0)
+    x = torch.ones(64, 50, 33, dtype=dtype, requires_grad=True)  # odd size: not a multiple of 4
+    y = drop(x)
+    kept = y != 0
+    assert y.dtype == dtype and y.shape == x.shape
+    assert abs(1 - kept.float().mean().item() - 0.1) < 0.005  # 105600 draws: 4 sigma is 0.004
+    assert torch.allclose(y[kept].float(), torch.full_like(y[kept].float(), 1 / 0.9), rtol=1e-2)
+    y.sum().backward()
+    assert torch.equal(x.grad != 0, kept)  # the gradient flows through the kept elements only
+    # rows of the mask are not copies of each other (each int16 is its own draw)
+    assert not torch.equal(kept[0], kept[1])
+
+
+def test_dropout_is_reproducible_from_the_seed_and_off_in_eval() -> None:
+    drop = Dropout(0.3).train()
+    x = torch.randn(8, 16, 32)
+    torch.manual_seed(5)
+    a = drop(x)
+    torch.manual_seed(5)
+    assert torch.equal(a, drop(x))
+    assert not torch.equal(a, drop(x))
+    assert drop.eval()(x) is x
+    assert Dropout(0.0).train()(x) is x
+    with pytest.raises(ValueError, match="dropout probability"):
+        Dropout(1.0)
