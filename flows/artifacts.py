@@ -3,7 +3,9 @@
 Per gate report a stage declares in dvc.yaml: a `gate-<name>` markdown artifact. Per run: a
 `gates` table, a `metrics` table (every scalar of dvc.yaml's other metrics files, BLEU
 included), a `pipeline-summary` markdown and, when it completed, its `dvc.lock` (`dvc-lock`),
-enough to `dvc pull` that model version. Gate reports are read with `nmt.gates.reports`.
+enough to `dvc pull` that model version. When the run registered its model: a `promotion`
+table (champion and challenger scores) and a `promotion-decision` markdown (the reason).
+Gate reports are read with `nmt.gates.reports`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import yaml
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from flows.dvc_project import StageSpec
+from flows.registry import Decision, table
 from nmt.gates.reports import GateReport, read_gate_report
 
 CELL_CHARS = 160  # longer table cells are cut (the gate's markdown artifact has the whole text)
@@ -43,6 +46,18 @@ class StageResult:
     gates: tuple[GateSeen, ...] = ()
 
 
+@dataclass(frozen=True)
+class Promotion:
+    """What the registry did with the run's model."""
+
+    artifact: str  # the dvc.yaml artifact whose versions are counted (nmt-de-en)
+    version: str  # the version registered for this run, e.g. v0.0.3
+    commit: str  # the DVC experiment commit the version tags point at
+    stage: str  # the stage the champion holds (prod)
+    promoted: bool
+    reason: str
+
+
 @dataclass
 class PipelineReport:
     """The flow's return value."""
@@ -52,6 +67,8 @@ class PipelineReport:
     stages: list[StageResult] = field(default_factory=list)
     overrides: dict[str, Any] = field(default_factory=dict)
     pushed: str | None = None  # DVC's push summary; None when push was off or not reached
+    experiment: str | None = None  # the DVC experiment the run was saved as
+    promotion: Promotion | None = None  # None: the run registered nothing
 
     @property
     def ran(self) -> list[str]:
@@ -69,6 +86,15 @@ def publish_gate(gate: GateSeen) -> None:
     origin = "this run" if gate.fresh else "the last run (stage up to date)"
     create_markdown_artifact(gate.report.markdown(), key=f"gate-{_key(gate.report.stage)}",
                              description=f"Gate `{gate.report.stage}` of stage `{gate.stage}`: {status}; from {origin}")
+
+
+def publish_promotion(promotion: Promotion, decision: Decision, page: str) -> None:
+    """The champion/challenger `promotion` table and the `promotion-decision` markdown."""
+    verdict = f"promoted to {promotion.stage}" if promotion.promoted else "NOT PROMOTED"
+    create_table_artifact(table(decision, promotion.version) or [{"reason": decision.reason}], key="promotion",
+                          description=f"{promotion.artifact} {promotion.version}: {verdict}: {decision.reason}")
+    create_markdown_artifact(page, key="promotion-decision",
+                             description=f"{promotion.artifact} {promotion.version}: {verdict}")
 
 
 def _key(text: str) -> str:
@@ -125,7 +151,13 @@ def summary_markdown(report: PipelineReport, selected: Sequence[StageSpec], gate
     lines += ["", "## BLEU / chrF", ""]
     lines += [f"- `{m['file']}` {m['metric']}: {_rounded(m['value'])}" for m in headline] or ["- none yet"]
     if report.overrides:
-        lines += ["", "## Params overrides", ""] + [f"- `{k}` = `{v!r}`" for k, v in report.overrides.items()]
+        lines += ["", "## Params overrides (this run's experiment only)", ""]
+        lines += [f"- `{k}` = `{v!r}`" for k, v in report.overrides.items()]
+    if report.promotion is not None:
+        p = report.promotion
+        verdict = f"promoted to `{p.stage}`" if p.promoted else "**not promoted**"
+        lines += ["", "## Registry", "", f"DVC experiment `{report.experiment}` ({p.commit[:8]}): {p.artifact} "
+                  f"{p.version}, {verdict}: {p.reason}."]
     pushed = report.pushed if report.pushed is not None else "not reached" if error else "off"
     return "\n".join(lines + ["", f"DVC push: {pushed}"]) + "\n"
 

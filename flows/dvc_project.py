@@ -3,7 +3,9 @@
 `read_stages` reads dvc.yaml at run time, in file order (the order DVC writes its graph in).
 `run_dvc` streams a `dvc` command's output to a logger; `failure_message` turns a failed
 stage's output into the stage's own one-line message (`nmt STAGE: error: MSG` -> MSG).
-Params overrides are written into params.yaml, comments kept, like `dvc exp run -S`.
+Params overrides are written into params.yaml, comments kept, like `dvc exp run -S`, and
+taken back after the run (`snapshot` / `restore`); `save_experiment` records a run as a DVC
+experiment (`dvc exp save`), so `dvc exp show` lists it and the registry can tag its commit.
 """
 
 from __future__ import annotations
@@ -103,6 +105,55 @@ def apply_param_overrides(params_file: Path, overrides: Mapping[str, Any]) -> di
         rt.dump(doc, fh)
     os.replace(tmp, params_file)
     return dict(overrides)
+
+
+def snapshot(project: Path, names: Sequence[str] = ("params.yaml", "dvc.lock")) -> dict[str, bytes | None]:
+    """The bytes of the project files a run changes (None: absent), for `restore`."""
+    return {n: (project / n).read_bytes() if (project / n).is_file() else None for n in names}
+
+
+def restore(project: Path, saved: Mapping[str, bytes | None], logger: logging.Logger | logging.LoggerAdapter) -> None:
+    """Put back the files of `snapshot`, then `dvc checkout` the outputs that dvc.lock records."""
+    for name, content in saved.items():
+        path = project / name
+        if content is None:
+            path.unlink(missing_ok=True)
+            continue
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_bytes(content)
+        os.replace(tmp, path)
+    code, lines = run_dvc(project, ["checkout", "--quiet"], logger)
+    if code != 0:
+        logger.warning("params.yaml and dvc.lock are back as before the run, but `dvc checkout` failed (%s): "
+                       "run `dvc checkout` (or `dvc pull`) to bring the outputs in line", failure_message(lines))
+
+
+def run_files(project: Path, specs: Sequence[StageSpec]) -> list[str]:
+    """The files a run adds that git should keep: dvc.lock, DVC's .gitignore files, and the
+    declared outputs git tracks (`cache: false` metrics and reports) that it does not yet."""
+    declared = [o.rstrip("/") for s in specs for o in s.outputs]
+    new = [f for f in _git(project, "ls-files", "--others", "--exclude-standard", "-z").split("\0") if f]
+    return [f for f in new if f == "dvc.lock" or f.endswith(".gitignore")
+            or any(f == o or f.startswith(o + "/") for o in declared)]
+
+
+def save_experiment(project: Path, name: str, specs: Sequence[StageSpec],
+                    logger: logging.Logger | logging.LoggerAdapter) -> str:
+    """`dvc exp save -n NAME` of the workspace and the run's new files; returns the experiment's commit."""
+    args = ["exp", "save", "--force", "-n", name,
+            *(a for f in run_files(project, specs) for a in ("--include-untracked", f))]
+    code, lines = run_dvc(project, args, logger)
+    if code != 0:
+        raise PipelineError(f"dvc exp save failed: {failure_message(lines)}")
+    baseline = _git(project, "rev-parse", "HEAD").strip()
+    return _git(project, "rev-parse", "--verify", f"refs/exps/{baseline[:2]}/{baseline[2:]}/{name}").strip()
+
+
+def _git(project: Path, *args: str) -> str:
+    result = subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise PipelineError(f"git {' '.join(args)} in {project}: {result.stderr.strip()}")
+    return result.stdout
 
 
 def run_dvc(project: Path, args: Sequence[str], logger: logging.Logger | logging.LoggerAdapter) -> tuple[int, list[str]]:

@@ -1,10 +1,19 @@
-"""The DVC pipeline as a Prefect flow: one task per dvc.yaml stage, gates as artifacts, then push.
+"""The DVC pipeline as a Prefect flow: one task per dvc.yaml stage, gates as artifacts, the
+run saved as a DVC experiment, the model registered and promoted if not worse, then push.
 
 Each task runs `dvc repro --single-item STAGE` (stages read from dvc.yaml at run time, in
 file order), so DVC decides what is up to date. A failed stage, a gate included, fails its
 task and the run with the stage's own message (`stage 'validate' failed: raw gate failed:
 ...`). Only download retries (network). Two runs never overlap: each holds the one-slot
-global concurrency limit `nmt-pipeline`. Run once without a server: `python -m flows.pipeline --help`.
+global concurrency limit `nmt-pipeline`.
+
+A full run that retrained something is saved as a DVC experiment (`dvc exp save`: `dvc exp
+show` lists it with its BLEU) and registered (flows/registry.py): a new version of the
+dvc.yaml artifacts on the experiment's commit, and the stage `prod` only if champion /
+challenger says so; a challenger that is not promoted ends the run `Completed` in the state
+`Not promoted`, with the reason. Params overrides are an experiment's, not an edit: they are
+written into params.yaml for the run and taken back afterwards, outputs included.
+Run once without a server: `python -m flows.pipeline --help`.
 """
 
 from __future__ import annotations
@@ -24,21 +33,37 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
 from prefect.concurrency.sync import concurrency
 from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
+from prefect.runtime import flow_run
+from prefect.states import Completed, State
 from prefect.tasks import Task
 
-from flows.artifacts import PipelineReport, StageResult, publish_gate, publish_run_artifacts, stage_gates
+from flows.artifacts import (
+    PipelineReport,
+    Promotion,
+    StageResult,
+    publish_gate,
+    publish_promotion,
+    publish_run_artifacts,
+    stage_gates,
+)
 from flows.dvc_project import (
     StageSpec,
     apply_param_overrides,
     failure_message,
     read_stages,
     resolve_project,
+    restore,
     run_dvc,
+    save_experiment,
     select_stages,
+    snapshot,
     stage_ran,
 )
+from flows.registry import declared_artifacts, markdown, promote_commit, promote_config
+from nmt.files.atomic import atomic_write_text
 
 PIPELINE_LIMIT = "nmt-pipeline"  # Prefect global concurrency limit: one pipeline run at a time
+NOT_PROMOTED = "Not promoted"  # final state (type Completed) of a run whose model did not take prod
 DOWNLOAD_RETRIES = 2  # the only stage that talks to the network
 DOWNLOAD_RETRY_DELAYS_S = [30, 120]
 
@@ -112,20 +137,45 @@ def push_outputs(project: Path, stages: list[str], remote: str | None) -> str:
     return lines[-1] if lines else "pushed"
 
 
+@task(name="dvc-exp-save", task_run_name="dvc-exp-save", cache_policy=NO_CACHE)
+def record_experiment(project: Path, name: str, specs: list[StageSpec]) -> str:
+    """Save the run as the DVC experiment `name`; returns its commit."""
+    return save_experiment(project, name, specs, get_run_logger())
+
+
+@task(name="register", task_run_name="register", cache_policy=NO_CACHE)
+def register_model(project: Path, commit: str, gates_passed: bool) -> Promotion:
+    """A new registry version on `commit`; the stage `promote.stage` if not worse than the champion."""
+    cfg = promote_config(project / "params.yaml")
+    decision, version, registry = promote_commit(project, commit, cfg.max_bleu_drop, cfg.stage, gates_passed)
+    page = markdown(decision, version, registry.artifact, cfg.stage)
+    (project / "reports").mkdir(exist_ok=True)
+    atomic_write_text(project / "reports" / "promotion.md", page)
+    promotion = Promotion(registry.artifact, version, commit, cfg.stage, decision.promote, decision.reason)
+    publish_promotion(promotion, decision, page)
+    return promotion
+
+
 @flow(name="nmt-pipeline", description="Weekly retraining: the dvc.yaml stages through DVC, gates and BLEU "
-      "as artifacts, then dvc push.", validate_parameters=True)
+      "as artifacts, the run saved as a DVC experiment and registered, prod only if not worse, then dvc push.",
+      validate_parameters=True)
 def pipeline(stages: list[str] | None = None, params: dict[str, Any] | None = None, push: bool = True,
              remote: str | None = None, project_dir: str | None = None,
-             lock_timeout_s: float | None = 600.0) -> PipelineReport:
-    """Run the DVC pipeline stage by stage, then push its outputs.
+             lock_timeout_s: float | None = 600.0, registry: bool = True,
+             experiment: str | None = None) -> PipelineReport | State:
+    """Run the DVC pipeline stage by stage; save, register and maybe promote the model; push.
 
     Args:
         stages: dvc.yaml stages to run (in dvc.yaml order); None runs all of them.
-        params: overrides such as `{"train.max_steps": 1000}`, written into params.yaml first.
+        params: overrides such as `{"train.max_steps": 1000}`: this run's experiment only; params.yaml
+            and the outputs are back as before once the run is over.
         push: `dvc push` the run's outputs after a successful run.
         remote: DVC remote to push to; None uses the project's default (`.dvcstore/`).
         project_dir: the project (folder with dvc.yaml); None is the repository of this file.
         lock_timeout_s: how long to wait for another running pipeline to finish (None: forever).
+        registry: save a full run that retrained something as a DVC experiment and register it
+            (dvc.yaml `artifacts:`, GTO tags); promote it if not worse than the one at `prod`.
+        experiment: the experiment's name; None: this flow run's name.
     """
     logger = get_run_logger()
     project = resolve_project(project_dir)
@@ -134,12 +184,19 @@ def pipeline(stages: list[str] | None = None, params: dict[str, Any] | None = No
     report = PipelineReport(project=str(project), started=time.time())
     with pipeline_lock(lock_timeout_s):
         error: str | None = None
+        saved = snapshot(project) if params else None
         try:
             report.overrides = apply_param_overrides(project / "params.yaml", params or {})
             if report.overrides:
-                logger.warning("params.yaml now holds the overrides %s (commit or revert them)", report.overrides)
+                logger.info("params overrides for this run only: %s", report.overrides)
             for spec in selected:
                 report.stages.append(stage_task(spec.name)(project, spec))
+            if registry and _registrable(project, specs, selected, report, logger):
+                name = experiment or str(flow_run.name or "nmt-run")
+                report.experiment = name
+                commit = record_experiment(project, name, specs)
+                gates_passed = all(g.report.success for s in report.stages for g in s.gates)
+                report.promotion = register_model(project, commit, gates_passed)
             if push:
                 report.pushed = push_outputs(project, [s.name for s in selected], remote)
         except BaseException as exc:
@@ -147,8 +204,30 @@ def pipeline(stages: list[str] | None = None, params: dict[str, Any] | None = No
             raise
         finally:
             publish_run_artifacts(project, specs, selected, report, error)
+            if saved is not None:
+                restore(project, saved, logger)
+                logger.info("params.yaml, dvc.lock and the outputs are back as before the run")
     logger.info("done: ran %s", ", ".join(report.ran) or "nothing (everything up to date)")
+    if report.promotion is not None and not report.promotion.promoted:
+        return Completed(name=NOT_PROMOTED, data=report,
+                         message=f"{report.promotion.artifact} {report.promotion.version} not promoted: "
+                                 f"{report.promotion.reason}")
     return report
+
+
+def _registrable(project: Path, specs: Sequence[StageSpec], selected: Sequence[StageSpec], report: PipelineReport,
+                 logger) -> bool:
+    """Whether this run makes a new registry version: the whole pipeline ran, something retrained."""
+    if not declared_artifacts(project):
+        logger.info("dvc.yaml declares no artifacts: nothing to register")
+        return False
+    if len(selected) != len(specs):
+        logger.info("not registered: only some stages were selected (%s)", ", ".join(s.name for s in selected))
+        return False
+    if not report.ran:
+        logger.info("not registered: every stage was up to date (the model is the one already registered)")
+        return False
+    return True
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -156,8 +235,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m flows.pipeline", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stages", nargs="+", help="stages to run (default: all, in dvc.yaml order)")
     parser.add_argument("--set", "-S", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="params override, e.g. -S train.max_steps=100 (value parsed as YAML)")
+                        help="params override for this run's experiment, e.g. -S train.max_steps=100 (value "
+                             "parsed as YAML); params.yaml is back as committed afterwards")
     parser.add_argument("--no-push", action="store_true", help="do not dvc push after the run")
+    parser.add_argument("--no-register", action="store_true",
+                        help="do not save the run as a DVC experiment nor register / promote its model")
+    parser.add_argument("--experiment", help="the DVC experiment's name (default: the flow run's name)")
     parser.add_argument("--remote", help="DVC remote to push to (default: the project's default remote)")
     parser.add_argument("--project", help="project folder (default: this repository)")
     args = parser.parse_args(argv)
@@ -168,10 +251,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--set {item!r}: expected KEY=VALUE")
         overrides[key] = yaml.safe_load(value)
     state = pipeline(stages=args.stages, params=overrides or None, push=not args.no_push, remote=args.remote,
-                     project_dir=args.project, return_state=True)
+                     project_dir=args.project, registry=not args.no_register, experiment=args.experiment,
+                     return_state=True)
     if state.is_failed():
         print(f"nmt pipeline: error: {state.message}", file=sys.stderr)
         return 1
+    if state.name == NOT_PROMOTED:
+        print(f"nmt pipeline: {state.message}", file=sys.stderr)
     return 0
 
 

@@ -1,34 +1,48 @@
 """The model registry in the DVC way: GTO versions and stages, as git tags in this repository.
 
-The artifact `nmt-de-en` (declared in dvc.yaml's `artifacts:`: the model file and the ONNX
-package) gets a version for every run that is registered (`nmt-de-en@v0.0.N`, a tag on the
-commit whose dvc.lock records the model), and the stage `prod` (`nmt-de-en#prod#N`) only when
-the challenger is not worse than the champion: champion/challenger, `decide()`. No server:
-`gto show` and `git tag` read the registry. A first step of issue 13; the Prefect flow does not
-call it yet.
+The artifacts declared in dvc.yaml's `artifacts:` (the torch model file `nmt-de-en` and the
+ONNX package `nmt-de-en-onnx`) get one version per pipeline run that retrained something
+(`nmt-de-en@v0.0.N`, `nmt-de-en-onnx@v0.0.N`: tags on the run's DVC experiment commit, whose
+dvc.lock records the model), and the stage `promote.stage` (`prod`; tags `NAME#prod#N`) only
+when the challenger is not worse than the champion: champion/challenger, `decide()`. No
+server: `gto show` and `git tag` read the registry; a consumer fetches the package at `prod`
+with `dvc artifacts get REPO nmt-de-en-onnx --stage prod -o nmt-onnx` (README).
 
-    python -m flows.registry promote [--max-bleu-drop 0.0]   # register HEAD, promote if not worse
-    python -m flows.registry show
+    python -m flows.registry promote [--rev HEAD] [--max-bleu-drop X]  # register a commit, promote if not worse
+    python -m flows.registry show                                      # versions and the one at prod
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ARTIFACT = "nmt-de-en"
-PROD = "prod"
+import yaml
+
+from nmt.config.loader import from_dict, read_yaml
+from nmt.config.promote import PromoteConfig
+from nmt.errors import ConfigError, NmtError
+from nmt.files.atomic import atomic_write_text
+
+log = logging.getLogger(__name__)
+
 METRICS = "reports/metrics.json"  # the evaluate stage's scores per test set
+
+
+class RegistryError(RuntimeError):
+    """The registry cannot do what was asked (no artifacts declared, no git, bad revision)."""
 
 
 @dataclass(frozen=True)
 class Decision:
-    """Whether the challenger takes `prod`, why, and the scores compared."""
+    """Whether the challenger takes the stage, why, and the scores compared."""
 
     promote: bool
     reason: str
@@ -75,10 +89,16 @@ def decide(challenger: dict[str, dict[str, float]], champion: dict[str, dict[str
                     champion, champion_version, rows)
 
 
-def markdown(decision: Decision, version: str) -> str:
-    """The decision as a markdown page (reports/promotion.md; also the Prefect artifact's table)."""
-    state = f"promoted to `{PROD}`" if decision.promote else "**not promoted**"
-    lines = [f"# {ARTIFACT} {version}: {state}", "", f"Reason: {decision.reason}.", "",
+def table(decision: Decision, version: str) -> list[dict[str, Any]]:
+    """The decision's scores as table rows (the Prefect artifact)."""
+    champ, new = f"champion ({decision.champion_version or 'none'})", f"challenger ({version})"
+    return [{"test set": t, "metric": k, champ: c, new: n} for t, k, c, n in decision.rows]
+
+
+def markdown(decision: Decision, version: str, artifact: str, stage: str = "prod") -> str:
+    """The decision as a markdown page (reports/promotion.md and a Prefect artifact)."""
+    state = f"promoted to `{stage}`" if decision.promote else "**not promoted**"
+    lines = [f"# {artifact} {version}: {state}", "", f"Reason: {decision.reason}.", "",
              f"| test set | metric | champion ({decision.champion_version or 'none'}) | challenger ({version}) |",
              "| --- | --- | ---: | ---: |"]
     lines += [f"| {t} | {k} | {'-' if c is None else f'{c:g}'} | {n:g} |" for t, k, c, n in decision.rows]
@@ -86,22 +106,42 @@ def markdown(decision: Decision, version: str) -> str:
 
 
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+    result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RegistryError(f"git {' '.join(args)} in {repo}: {result.stderr.strip() or result.stdout.strip()}")
+    return result.stdout
+
+
+def declared_artifacts(project: Path) -> list[str]:
+    """Names in dvc.yaml's `artifacts:` section, in file order ([] when it has none)."""
+    path = Path(project) / "dvc.yaml"
+    try:
+        return list((yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("artifacts") or {})
+    except (OSError, yaml.YAMLError) as exc:
+        raise RegistryError(f"{path}: cannot read the artifacts section: {exc}") from None
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.lstrip("v").split("."))
 
 
 class Registry:
-    """GTO over the git repository `repo`."""
+    """GTO over the git repository `repo`: every artifact gets the same version on the same commit."""
 
-    def __init__(self, repo: Path, artifact: str = ARTIFACT) -> None:
-        self.repo, self.artifact = Path(repo), artifact
+    def __init__(self, repo: Path, artifacts: Sequence[str] | None = None, stage: str = "prod") -> None:
+        self.repo, self.stage = Path(repo), stage
+        self.artifacts = list(artifacts) if artifacts is not None else declared_artifacts(self.repo)
+        if not self.artifacts:
+            raise RegistryError(f"{self.repo / 'dvc.yaml'} declares no `artifacts:`; nothing to register")
+        self.artifact = self.artifacts[0]  # the one whose versions are counted and shown
 
     def prod(self) -> tuple[str, str] | None:
-        """(version, commit) at stage prod, or None before the first promotion."""
+        """(version, commit) at the stage, or None before the first promotion."""
         from gto.api import find_versions_in_stage
         from gto.exceptions import ArtifactNotFound
 
         try:
-            found = find_versions_in_stage(str(self.repo), self.artifact, PROD)
+            found = find_versions_in_stage(str(self.repo), self.artifact, self.stage)
         except ArtifactNotFound:  # nothing registered yet
             return None
         if not found:
@@ -110,56 +150,87 @@ class Registry:
         return latest.version, latest.commit_hexsha
 
     def versions(self) -> list[str]:
-        return [t.split("@", 1)[1] for t in _git(self.repo, "tag", "--list", f"{self.artifact}@v*").split()]
+        tags = _git(self.repo, "tag", "--list", f"{self.artifact}@v*").split()
+        return sorted((t.split("@", 1)[1] for t in tags), key=_version_key)
 
     def register(self, ref: str = "HEAD", message: str = "") -> str:
-        """A new version on `ref`: v0.0.1 first, then the next patch version."""
+        """A new version of every artifact on `ref`: v0.0.1 first, then the next patch version."""
         from gto.api import register
 
-        first = not self.versions()
-        register(str(self.repo), self.artifact, ref, version="v0.0.1" if first else None, bump_patch=not first,
-                 message=message or None)
-        return max(self.versions(), key=lambda v: tuple(int(x) for x in v.lstrip("v").split(".")))
+        known = self.versions()
+        major, minor, patch = _version_key(known[-1]) if known else (0, 0, 0)
+        version = f"v{major}.{minor}.{patch + 1}"
+        commit = _git(self.repo, "rev-parse", "--verify", f"{ref}^{{commit}}").strip()
+        for name in self.artifacts:
+            register(str(self.repo), name, commit, version=version, message=message or None)
+        return version
 
     def promote(self, version: str, message: str = "") -> None:
         from gto.api import assign
 
-        assign(str(self.repo), self.artifact, PROD, version=version, message=message or None)
+        for name in self.artifacts:
+            assign(str(self.repo), name, self.stage, version=version, message=message or None)
 
     def metrics_at(self, commit: str) -> dict[str, Any]:
-        return json.loads(_git(self.repo, "show", f"{commit}:{METRICS}"))
+        try:
+            return json.loads(_git(self.repo, "show", f"{commit}:{METRICS}"))
+        except RegistryError:
+            return {}  # the run wrote no metrics: decide() says so
+        except json.JSONDecodeError as exc:
+            raise RegistryError(f"{METRICS} at {commit[:8]}: not JSON: {exc}") from None
 
 
-def promote_head(repo: Path, max_bleu_drop: float, gates_passed: bool = True) -> tuple[Decision, str]:
-    """Register HEAD as a new version; assign prod if `decide` says so. Returns the decision and version."""
-    registry = Registry(repo)
+def promote_config(params: Path) -> PromoteConfig:
+    """The `promote` section of `params` (all of its keys, checked; other sections are the stages')."""
+    data = read_yaml(params)
+    if "promote" not in data:
+        raise ConfigError(f"{params}: no `promote:` section (stage, max_bleu_drop): copy it from the nmt params.yaml")
+    return from_dict(PromoteConfig, data["promote"], key="promote", source=str(params), complete=True)
+
+
+def promote_commit(repo: Path, ref: str, max_bleu_drop: float, stage: str = "prod",
+                   gates_passed: bool = True) -> tuple[Decision, str, Registry]:
+    """Register `ref` as a new version; assign the stage if `decide` says so."""
+    registry = Registry(repo, stage=stage)
     champion = registry.prod()
-    challenger = scores(registry.metrics_at("HEAD"))
+    challenger = scores(registry.metrics_at(ref))
     old = scores(registry.metrics_at(champion[1])) if champion else None
     decision = decide(challenger, old, max_bleu_drop, gates_passed, champion[0] if champion else None)
-    version = registry.register("HEAD", message=decision.reason)
+    version = registry.register(ref, message=decision.reason)
     if decision.promote:
         registry.promote(version, message=decision.reason)
-    return decision, version
+    log.info("%s %s: %s (%s)", registry.artifact, version,
+             f"promoted to {stage}" if decision.promote else "not promoted", decision.reason)
+    return decision, version, registry
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m flows.registry", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--params", type=Path, default=Path("params.yaml"), help="params file (section promote)")
     sub = p.add_subparsers(dest="command", required=True)
-    pr = sub.add_parser("promote", help="register HEAD's model as a new version; assign prod if not worse")
-    pr.add_argument("--max-bleu-drop", type=float, default=0.0, help="sacreBLEU the challenger may lose (default 0)")
+    pr = sub.add_parser("promote", help="register a commit's model as a new version; assign the stage if not worse")
+    pr.add_argument("--rev", default="HEAD", help="the commit (or experiment) whose dvc.lock records the model")
+    pr.add_argument("--max-bleu-drop", type=float, help="sacreBLEU the challenger may lose (default: params.yaml)")
     pr.add_argument("--report", type=Path, default=Path("reports/promotion.md"), help="where the decision goes")
-    sub.add_parser("show", help="versions and the one at prod")
+    sub.add_parser("show", help="versions and the one at the stage")
     args = p.parse_args(argv)
-    repo = Path.cwd()
-    if args.command == "show":
-        registry = Registry(repo)
-        print(f"{ARTIFACT}: versions {registry.versions() or 'none'}; {PROD}: {registry.prod() or 'none'}")
-        return 0
-    decision, version = promote_head(repo, args.max_bleu_drop)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        cfg = promote_config(args.params)
+        repo = Path.cwd()
+        if args.command == "show":
+            registry = Registry(repo, stage=cfg.stage)
+            log.info("%s: versions %s; %s: %s", registry.artifact, registry.versions() or "none", cfg.stage,
+                     registry.prod() or "none")
+            return 0
+        drop = cfg.max_bleu_drop if args.max_bleu_drop is None else args.max_bleu_drop
+        decision, version, registry = promote_commit(repo, args.rev, drop, cfg.stage)
+    except (RegistryError, NmtError, OSError) as exc:
+        print(f"python -m flows.registry: error: {exc}", file=sys.stderr)
+        return 1
     args.report.parent.mkdir(parents=True, exist_ok=True)
-    args.report.write_text(markdown(decision, version), encoding="utf-8")
-    print(f"{ARTIFACT} {version}: {'promoted to ' + PROD if decision.promote else 'not promoted'} ({decision.reason})")
+    atomic_write_text(args.report, markdown(decision, version, registry.artifact, cfg.stage))
     return 0
 
 

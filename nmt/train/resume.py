@@ -79,6 +79,11 @@ def resume_conflict(state: dict[str, Any], model_cfg: ModelConfig, cfg: TrainCon
     for side in ("src", "tgt"):
         if state["vocab"]["manifest"][side]["sha256"] != vocabs.manifest[side]["sha256"]:
             return "the vocabulary was rebuilt"
+    # a shorter budget than the checkpoint has done is another run, not this one continued
+    if cfg.max_steps is not None and state.get("step", 0) > cfg.max_steps:
+        return f"it is {state['step']} updates in, past train.max_steps={cfg.max_steps}"
+    if state.get("epoch", 0) > cfg.epochs:
+        return f"it is {state['epoch']} epochs in, past train.epochs={cfg.epochs}"
     return None
 
 

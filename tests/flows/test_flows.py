@@ -4,7 +4,7 @@ End to end on a scratch copy of the project with the smoke configuration: a full
 completes (one task per dvc.yaml stage, gate and metrics artifacts, outputs pushed and
 restorable with `dvc pull`); a second run does no stage work; a corrupted raw file fails
 the validate gate and the flow run with the gate's message; a params override reaches the
-stage; a second run is turned away while another holds the pipeline's concurrency slot.
+stage and is taken back after the run; a second run is turned away while another holds the pipeline's concurrency slot.
 The helpers (dvc.yaml parsing, stage selection, params overrides, messages: flows/dvc_project.py;
 the run summary: flows/artifacts.py) are tested directly.
 """
@@ -185,17 +185,13 @@ def test_corrupted_raw_file_fails_validate_gate_and_flow_run(project: Path, env:
 
 
 @pytest.mark.slow
-def test_params_override_is_written_and_reaches_the_stage(project: Path, env: dict) -> None:
-    params_file = project / "params.yaml"
-    original = params_file.read_text()
-    try:
-        state = run(project, stages=["validate"], params={"validate.min_train_pairs": 10**6}, push=False)
-        written = yaml.safe_load(params_file.read_text())
-    finally:
-        params_file.write_text(original)
-    assert written["validate"]["min_train_pairs"] == 10**6
+def test_params_override_reaches_the_stage_and_is_taken_back(project: Path, env: dict) -> None:
+    params_file, lock = project / "params.yaml", project / "dvc.lock"
+    before = params_file.read_bytes(), lock.read_bytes()
+    state = run(project, stages=["validate"], params={"validate.min_train_pairs": 10**6}, push=False)
     assert state.is_failed()
-    assert "raw gate failed: train: pairs" in state.message
+    assert "raw gate failed: train: pairs" in state.message  # the stage read the override
+    assert (params_file.read_bytes(), lock.read_bytes()) == before  # and params.yaml is as before the run
 
 
 @pytest.mark.slow
@@ -250,6 +246,20 @@ def test_param_overrides_keep_comments_and_reject_unknown_keys(tmp_path: Path) -
     with pytest.raises(dp.PipelineError, match="has no 'trian' under the top level"):
         dp.apply_param_overrides(path, {"trian.max_steps": 5})
     assert "max_steps: 100" in path.read_text()
+
+
+def test_an_experiment_keeps_the_run_files_git_should_track(tmp_path: Path) -> None:
+    """dvc.lock, DVC's .gitignore files and declared git-tracked outputs; not stray files."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    for rel in ("dvc.lock", "data/.gitignore", "reports/metrics.json", "reports/attention/a.html", "notes.txt",
+                "reports/other.json"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    specs = [dp.StageSpec("evaluate", ("reports/attention", "reports/metrics.json"), ("reports/metrics.json",))]
+    assert sorted(dp.run_files(tmp_path, specs)) == ["data/.gitignore", "dvc.lock", "reports/attention/a.html",
+                                                     "reports/metrics.json"]
 
 
 def test_only_the_download_task_retries() -> None:

@@ -11,28 +11,15 @@ a two-stage DVC project so that this test is about the deployment, not the stage
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
-from support.scratch import (
-    BIN,
-    ROOT,
-    build_tiny_project,
-    isolate_prefect,
-    prefect_settings,
-    project_env,
-)
+from support.prefect_server import prefect_cli, running_server
+from support.scratch import ROOT, build_tiny_project, isolate_prefect, project_env
 
 isolate_prefect()  # before prefect is imported
 
@@ -43,66 +30,11 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
-STARTUP_TIMEOUT_S = 120
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGINT to the server's process group, then SIGKILL if it has not exited."""
-    for sig, wait_s in ((signal.SIGINT, 30), (signal.SIGKILL, 10)):
-        if proc.poll() is not None:
-            return
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait_s)
-        except subprocess.TimeoutExpired:
-            continue
-
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """A `prefect server start` of our own; yields the environment that talks to it."""
-    home = tmp_path_factory.mktemp("prefect-server-home")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env.update(prefect_settings(home))
-    port = _free_port()
-    log_path = home / "server.log"
-    with log_path.open("w") as log:
-        proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}/api"
-    try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"prefect server exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"prefect server not healthy after {STARTUP_TIMEOUT_S} s:\n{log_path.read_text()[-3000:]}")
-            time.sleep(0.5)
-        yield {**env, "PREFECT_API_URL": url}
-    finally:
-        _stop(proc)
-
-
-def _prefect(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    result = subprocess.run([sys.executable, "-m", "prefect", *args], cwd=cwd, env=env, capture_output=True,
-                            text=True, timeout=300, check=False)
-    assert result.returncode == 0, f"prefect {' '.join(args)}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    return result
+    with running_server(tmp_path_factory.mktemp("prefect-server-home")) as env:
+        yield env
 
 
 def test_weekly_deployment_applies_and_a_triggered_run_completes(server: dict[str, str], tmp_path: Path) -> None:
@@ -113,8 +45,8 @@ def test_weekly_deployment_applies_and_a_triggered_run_completes(server: dict[st
     spec = yaml.safe_load((clone / "prefect.yaml").read_text())["deployments"][0]
     pool, name = spec["work_pool"]["name"], f"nmt-pipeline/{spec['name']}"
 
-    _prefect(server, clone, "work-pool", "create", pool, "--type", "process")
-    _prefect(server, clone, "--no-prompt", "deploy", "--all")
+    prefect_cli(server, clone, "work-pool", "create", pool, "--type", "process")
+    prefect_cli(server, clone, "--no-prompt", "deploy", "--all")
 
     project = build_tiny_project(tmp_path / "project", project_env(), tmp_path / "remote")
     with temporary_settings({PREFECT_API_URL: server["PREFECT_API_URL"]}):
@@ -131,7 +63,7 @@ def test_weekly_deployment_applies_and_a_triggered_run_completes(server: dict[st
         run = run_deployment(name, parameters={"project_dir": str(project)}, timeout=0)
         assert run.state is not None and run.state.is_scheduled()
 
-    _prefect(server, tmp_path, "flow-run", "execute", str(run.id))
+    prefect_cli(server, tmp_path, "flow-run", "execute", str(run.id))
 
     with temporary_settings({PREFECT_API_URL: server["PREFECT_API_URL"]}), get_client(sync_client=True) as client:
         finished = client.read_flow_run(run.id)

@@ -1,4 +1,7 @@
-"""The GTO registry: first model -> v0.0.1 at prod; worse -> registered, prod unchanged; better -> promoted."""
+"""The GTO registry: first model -> v0.0.1 at prod; worse -> registered, prod unchanged; better -> promoted.
+
+A scratch git repository stands for the project: a dvc.yaml with two artifacts (as ours) and
+commits of `reports/metrics.json` for the runs. The flow end to end: tests/flows/test_lifecycle.py."""
 
 from __future__ import annotations
 
@@ -8,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from flows.registry import ARTIFACT, Registry, decide, main, markdown, promote_head, scores
+from flows.registry import Registry, RegistryError, decide, main, markdown, promote_commit, scores
+from support.scratch import ROOT
+
+ARTIFACT = "nmt-de-en"
+DVC_YAML = """artifacts:
+  nmt-de-en: {path: models/model.pt, type: model}
+  nmt-de-en-onnx: {path: models/onnx, type: model}
+stages: {}
+"""
 
 pytest.importorskip("gto")
 
@@ -31,29 +42,32 @@ def repo(tmp_path: Path) -> Path:
     _git(tmp_path, "init", "-q")
     _git(tmp_path, "config", "user.email", "ci@example.com")
     _git(tmp_path, "config", "user.name", "ci")
+    (tmp_path / "dvc.yaml").write_text(DVC_YAML)
     return tmp_path
 
 
 def test_champion_challenger_over_three_runs(repo: Path) -> None:
     registry = Registry(repo)
     _commit_model(repo, 38.0)
-    decision, version = promote_head(repo, max_bleu_drop=0.0)
+    decision, version, _ = promote_commit(repo, "HEAD", max_bleu_drop=0.0)
     first = _git(repo, "rev-parse", "HEAD").strip()
     assert (version, decision.promote) == ("v0.0.1", True) and registry.prod() == ("v0.0.1", first)
 
     _commit_model(repo, 31.0)  # a worse retrain
-    decision, version = promote_head(repo, max_bleu_drop=0.0)
+    decision, version, _ = promote_commit(repo, "HEAD", max_bleu_drop=0.0)
     assert version == "v0.0.2" and not decision.promote
     assert "31.00 vs champion 38.00" in decision.reason
     assert registry.prod() == ("v0.0.1", first)  # prod unchanged
-    assert "**not promoted**" in markdown(decision, version)
+    assert "**not promoted**" in markdown(decision, version, ARTIFACT)
 
     _commit_model(repo, 38.5)  # a better one
-    decision, version = promote_head(repo, max_bleu_drop=0.0)
+    decision, version, _ = promote_commit(repo, "HEAD", max_bleu_drop=0.0)
     assert version == "v0.0.3" and decision.promote
     assert registry.prod()[0] == "v0.0.3"
     tags = set(_git(repo, "tag").split())
-    assert {f"{ARTIFACT}@v0.0.1", f"{ARTIFACT}@v0.0.2", f"{ARTIFACT}@v0.0.3"} <= tags
+    assert {f"{name}@v0.0.{n}" for name in (ARTIFACT, f"{ARTIFACT}-onnx") for n in (1, 2, 3)} <= tags
+    assert {f"{ARTIFACT}#prod#1", f"{ARTIFACT}-onnx#prod#2"} <= tags  # both artifacts promoted, twice
+    assert registry.versions() == ["v0.0.1", "v0.0.2", "v0.0.3"]
 
 
 def test_decision_rules() -> None:
@@ -68,6 +82,21 @@ def test_decision_rules() -> None:
 def test_cli_writes_the_decision(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.chdir(repo)
     _commit_model(repo, 35.0)
-    assert main(["promote", "--report", "reports/promotion.md"]) == 0
-    assert "promoted to prod" in capsys.readouterr().out
-    assert (repo / "reports" / "promotion.md").read_text().startswith(f"# {ARTIFACT} v0.0.1: promoted")
+    assert main(["--params", str(ROOT / "params.yaml"), "promote", "--report", "reports/promotion.md"]) == 0
+    assert (repo / "reports" / "promotion.md").read_text().startswith(f"# {ARTIFACT} v0.0.1: promoted to `prod`")
+    _commit_model(repo, 30.0)
+    assert main(["--params", str(ROOT / "params.yaml"), "promote", "--max-bleu-drop", "10"]) == 0  # within 10
+    assert Registry(repo).prod()[0] == "v0.0.2"
+
+
+def test_errors_name_what_is_missing(repo: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch, capsys) -> None:
+    bare = tmp_path_factory.mktemp("bare")
+    with pytest.raises(RegistryError, match="dvc.yaml: cannot read the artifacts section: .*No such file"):
+        Registry(bare)
+    (bare / "dvc.yaml").write_text("stages: {}\n")
+    with pytest.raises(RegistryError, match="declares no `artifacts:`; nothing to register"):
+        Registry(bare)
+    monkeypatch.chdir(repo)
+    _commit_model(repo, 35.0)
+    assert main(["--params", str(ROOT / "params.yaml"), "promote", "--rev", "no-such-rev"]) == 1
+    assert "error: git rev-parse" in capsys.readouterr().err and not Registry(repo).versions()

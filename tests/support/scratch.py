@@ -1,6 +1,6 @@
 """Scratch projects for end-to-end tests, and a private Prefect home for tests that use Prefect.
 
-`build_project` copies what the pipeline needs (dvc.yaml, .dvcignore, nmt/, params.yaml with
+`build_project` copies what the pipeline needs (dvc.yaml, .dvcignore, .gitignore, nmt/, params.yaml with
 tests/support/smoke_params.yaml merged in: the real data stages and a tiny model) into a folder,
 makes it a git repository, and `commit_project` adds DVC and the first commit (DVCLive in
 the train stage needs one). `build_tiny_project` is a two-stage DVC project that runs in
@@ -67,7 +67,7 @@ def dvc(project: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
 
 def build_project(root: Path) -> Path:
     """A copy of the pipeline in `root` with the smoke configuration, as a fresh git repository."""
-    for name in ("dvc.yaml", ".dvcignore"):
+    for name in ("dvc.yaml", ".dvcignore", ".gitignore"):
         shutil.copy(ROOT / name, root / name)
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     for section, values in yaml.safe_load((Path(__file__).with_name("smoke_params.yaml")).read_text()).items():
@@ -84,7 +84,12 @@ def commit_project(project: Path, env: dict, remote: bool = False) -> None:
     assert result.returncode == 0, result.stderr
     if remote:
         shutil.copy(ROOT / ".dvc" / "config", project / ".dvc" / "config")
-        (project / ".gitignore").write_text("/.dvcstore/\n")
+        ignore = project / ".gitignore"
+        text = ignore.read_text() if ignore.is_file() else ""
+        if "/.dvcstore/" not in text.split():
+            ignore.write_text(text + "/.dvcstore/\n")
+    for key, value in (("user.name", "test"), ("user.email", "test@localhost")):  # for DVC experiments and GTO tags
+        subprocess.run(["git", "config", key, value], cwd=project, check=True)
     subprocess.run(["git", "add", "-A"], cwd=project, check=True)
     subprocess.run([*GIT, "commit", "-qm", "scratch project"], cwd=project, check=True)
 

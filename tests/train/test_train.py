@@ -52,6 +52,17 @@ def test_exact_resume(corpus, tmp_path: Path) -> None:
         assert torch.equal(a[key], b[key]), key
 
 
+def test_a_shorter_budget_than_the_checkpoint_trains_from_scratch(corpus, tmp_path: Path, caplog) -> None:
+    """max_steps below what the checkpoint has done is a different model, not a resumption (a
+    `dvc exp run -S train.max_steps=...` must get the model its params say)."""
+    tokens, vocab = corpus
+    train(TINY_MODEL, tiny_train(max_steps=8, epochs=5), vocab, tokens, tmp_path / "run")
+    short, prog = train(TINY_MODEL, tiny_train(max_steps=3, epochs=5), vocab, tokens, tmp_path / "run")
+    assert prog.step == 3 and "8 updates in, past train.max_steps=3" in caplog.text
+    fresh, _ = train(TINY_MODEL, tiny_train(max_steps=3, epochs=5), vocab, tokens, tmp_path / "fresh")
+    assert all(torch.equal(weights(short)[k], weights(fresh)[k]) for k in weights(fresh))
+
+
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_same_seed_gives_identical_weights(corpus, tmp_path: Path, precision: str) -> None:
     """Reproducibility on one machine (issue 11): two runs of the same seed, bit for bit, in fp32
