@@ -21,6 +21,7 @@ from datetime import timedelta
 from prefect.automations import Automation, CallWebhook, EventTrigger
 from prefect.blocks.webhook import Webhook
 from prefect.events.schemas.automations import Posture
+from prefect.settings import PREFECT_API_URL
 from pydantic import SecretStr
 
 from flows.pipeline import NOT_PROMOTED, pipeline
@@ -67,6 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="allow a webhook on a private address (127.0.0.1, 10.x, ...): off by default")
     p.add_argument("--show", action="store_true", help="print the automation and exit")
     args = p.parse_args(argv)
+    if not PREFECT_API_URL.value():
+        print("python -m flows.alerts: error: PREFECT_API_URL is not set: point it at the Prefect server that runs "
+              "the deployment (e.g. export PREFECT_API_URL=http://127.0.0.1:4200/api); an automation on a "
+              "temporary server would be gone when this command ends", file=sys.stderr)
+        return 2
     if args.show:
         found = _find()
         print(found.model_dump_json(indent=2) if found else f"no automation named {AUTOMATION!r}")

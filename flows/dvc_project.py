@@ -14,6 +14,7 @@ import collections
 import logging
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, MutableMapping, Sequence
@@ -38,11 +39,17 @@ class StageSpec:
     name: str
     outputs: tuple[str, ...]  # outs, metrics and plots, relative to the project
     metrics: tuple[str, ...]
+    uncached: tuple[str, ...] = ()  # the outputs with `cache: false` (DVC cannot check them out)
 
 
 def _paths(entries: Any) -> list[str]:
     """Paths of a dvc.yaml `outs` / `metrics` / `plots` list (strings or `{path: options}`)."""
     return [p for e in entries or [] for p in ([e] if isinstance(e, str) else map(str, e))]
+
+
+def _uncached(entries: Any) -> list[str]:
+    return [str(p) for e in entries or [] if isinstance(e, Mapping) for p, opts in e.items()
+            if isinstance(opts, Mapping) and opts.get("cache") is False]
 
 
 def read_stages(project: Path) -> list[StageSpec]:
@@ -57,8 +64,9 @@ def read_stages(project: Path) -> list[StageSpec]:
         if "foreach" in body or "matrix" in body:
             raise PipelineError(f"{path}: stage {name!r} uses foreach/matrix, which the flow does not expand")
         metrics = _paths(body.get("metrics"))
+        declared = [body.get(kind) for kind in ("outs", "metrics", "plots")]
         specs.append(StageSpec(str(name), tuple(_paths(body.get("outs")) + metrics + _paths(body.get("plots"))),
-                               tuple(metrics)))
+                               tuple(metrics), tuple(p for entries in declared for p in _uncached(entries))))
     return specs
 
 
@@ -107,14 +115,37 @@ def apply_param_overrides(params_file: Path, overrides: Mapping[str, Any]) -> di
     return dict(overrides)
 
 
-def snapshot(project: Path, names: Sequence[str] = ("params.yaml", "dvc.lock")) -> dict[str, bytes | None]:
-    """The bytes of the project files a run changes (None: absent), for `restore`."""
-    return {n: (project / n).read_bytes() if (project / n).is_file() else None for n in names}
+@dataclass(frozen=True)
+class Snapshot:
+    """What a run with params overrides changes, saved before it so that it can be taken back."""
+
+    root: Path  # copies of the uncached outputs (.dvc/tmp/nmt-snapshot)
+    files: dict[str, bytes | None]  # params.yaml and dvc.lock (None: absent)
+    outputs: dict[str, bool]  # each uncached output -> whether it existed
 
 
-def restore(project: Path, saved: Mapping[str, bytes | None], logger: logging.Logger | logging.LoggerAdapter) -> None:
-    """Put back the files of `snapshot`, then `dvc checkout` the outputs that dvc.lock records."""
-    for name, content in saved.items():
+def snapshot(project: Path, specs: Sequence[StageSpec]) -> Snapshot:
+    """Save params.yaml, dvc.lock and copies of the `cache: false` outputs (reports, checkpoints):
+    DVC restores cached outputs from its cache, these only from here."""
+    root = project / ".dvc" / "tmp" / "nmt-snapshot"
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    files = {n: (project / n).read_bytes() if (project / n).is_file() else None for n in ("params.yaml", "dvc.lock")}
+    outputs = {}
+    for rel in dict.fromkeys(o for s in specs for o in s.uncached):
+        src, dst = project / rel, root / rel
+        outputs[rel] = src.exists()
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, dst)
+        elif src.is_file():
+            shutil.copy2(src, dst)
+    return Snapshot(root, files, outputs)
+
+
+def restore(project: Path, saved: Snapshot, logger: logging.Logger | logging.LoggerAdapter) -> None:
+    """Put back what `snapshot` saved, then `dvc checkout` the cached outputs dvc.lock records."""
+    for name, content in saved.files.items():
         path = project / name
         if content is None:
             path.unlink(missing_ok=True)
@@ -122,6 +153,16 @@ def restore(project: Path, saved: Mapping[str, bytes | None], logger: logging.Lo
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_bytes(content)
         os.replace(tmp, path)
+    for rel, existed in saved.outputs.items():
+        path = project / rel
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+        if existed and (saved.root / rel).exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(saved.root / rel, path)
+    shutil.rmtree(saved.root, ignore_errors=True)
     code, lines = run_dvc(project, ["checkout", "--quiet"], logger)
     if code != 0:
         logger.warning("params.yaml and dvc.lock are back as before the run, but `dvc checkout` failed (%s): "

@@ -184,7 +184,7 @@ def pipeline(stages: list[str] | None = None, params: dict[str, Any] | None = No
     report = PipelineReport(project=str(project), started=time.time())
     with pipeline_lock(lock_timeout_s):
         error: str | None = None
-        saved = snapshot(project) if params else None
+        saved = snapshot(project, specs) if params else None
         try:
             report.overrides = apply_param_overrides(project / "params.yaml", params or {})
             if report.overrides:

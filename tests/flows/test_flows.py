@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -260,6 +261,37 @@ def test_an_experiment_keeps_the_run_files_git_should_track(tmp_path: Path) -> N
     specs = [dp.StageSpec("evaluate", ("reports/attention", "reports/metrics.json"), ("reports/metrics.json",))]
     assert sorted(dp.run_files(tmp_path, specs)) == ["data/.gitignore", "dvc.lock", "reports/attention/a.html",
                                                      "reports/metrics.json"]
+
+
+def test_snapshot_and_restore_take_a_run_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """params.yaml, dvc.lock and the uncached outputs come back as they were; new ones go."""
+    (tmp_path / ".dvc").mkdir()
+    (tmp_path / "params.yaml").write_text("train: {epochs: 3}\n")
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / "epoch-1.pt").write_bytes(b"old")
+    specs = [dp.StageSpec("train", ("ckpt", "report.md", "model.pt"), (), ("ckpt", "report.md"))]
+    saved = dp.snapshot(tmp_path, specs)
+    (tmp_path / "params.yaml").write_text("train: {epochs: 9}\n")
+    (tmp_path / "dvc.lock").write_text("lock of the override run\n")
+    (tmp_path / "ckpt" / "epoch-1.pt").write_bytes(b"new")
+    (tmp_path / "ckpt" / "epoch-2.pt").write_bytes(b"new")
+    (tmp_path / "report.md").write_text("override run\n")
+    calls = []
+    monkeypatch.setattr(dp, "run_dvc", lambda project, args, logger: calls.append(args) or (0, []))
+    dp.restore(tmp_path, saved, logging.getLogger("test"))
+    assert (tmp_path / "params.yaml").read_text() == "train: {epochs: 3}\n"
+    assert not (tmp_path / "dvc.lock").exists() and not (tmp_path / "report.md").exists()
+    assert [p.name for p in (tmp_path / "ckpt").iterdir()] == ["epoch-1.pt"]
+    assert (tmp_path / "ckpt" / "epoch-1.pt").read_bytes() == b"old"
+    assert calls == [["checkout", "--quiet"]] and not saved.root.exists()
+
+
+def test_alerts_need_a_real_server(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    from flows import alerts
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    assert alerts.main(["--webhook-url", "https://example.invalid/hook"]) == 2
+    assert "PREFECT_API_URL is not set" in capsys.readouterr().err
 
 
 def test_only_the_download_task_retries() -> None:

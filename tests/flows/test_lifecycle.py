@@ -108,7 +108,7 @@ def _run_name(state) -> str:
 # The smoke model scores sacreBLEU 0 at its 25 updates (so does any run of it): here it trains
 # long enough to score a few BLEU, at a learning rate it does not collapse at (measured on val:
 # 300 updates at lr_factor 1.0 -> 0.0; at 0.3 with 50 warm-up updates -> 4.2, in about 30 s).
-LEARNS = {"max_steps": 300, "lr_factor": 0.3, "warmup": 50}
+LEARNS = {"max_steps": 300, "epochs": 3, "lr_factor": 0.3, "warmup": 50}  # an epoch is ~280 updates
 WORSE, BETTER = 30, 600  # updates of the challengers
 
 
@@ -158,6 +158,8 @@ def test_champion_challenger_lifecycle(server: dict[str, str], project: Path, mi
                          return_state=True)
     assert better.is_completed() and better.name == "Completed", better.message
     assert registry.prod()[0] == "v0.0.3"
+    rows = {r["metric"]: r for r in json.loads(artifacts(better)["promotion"].data)}
+    assert rows["sacrebleu"]["challenger (v0.0.3)"] > rows["sacrebleu"]["champion (v0.0.1)"] == bleu_first
     assert (project / "params.yaml").read_bytes() == committed_params
 
     # (d) every run is a DVC experiment with its params and BLEU
