@@ -39,9 +39,7 @@ def install(webhook_url: str, allow_private_urls: bool = False) -> Automation:
             allow_private_urls=allow_private_urls).save(BLOCK, overwrite=True)
     block_id = Webhook.load(BLOCK)._block_document_id
     existing = _find()
-    if existing is not None:
-        existing.delete()
-    return Automation(
+    created = Automation(
         name=AUTOMATION,
         description="Calls the nmt-alerts webhook when an nmt-pipeline flow run fails, crashes, times out or "
                     "ends Not promoted (flows/alerts.py)",
@@ -51,6 +49,9 @@ def install(webhook_url: str, allow_private_urls: bool = False) -> Automation:
             posture=Posture.Reactive, threshold=1, within=timedelta(0)),
         actions=[CallWebhook(block_document_id=block_id, payload=PAYLOAD)],
     ).create()
+    if existing is not None:  # replaced only once the new one exists: never a moment without alerts
+        existing.delete()
+    return created
 
 
 def _find() -> Automation | None:
@@ -73,13 +74,13 @@ def main(argv: Sequence[str] | None = None) -> int:
               "the deployment (e.g. export PREFECT_API_URL=http://127.0.0.1:4200/api); an automation on a "
               "temporary server would be gone when this command ends", file=sys.stderr)
         return 2
-    if args.show:
-        found = _find()
-        print(found.model_dump_json(indent=2) if found else f"no automation named {AUTOMATION!r}")
-        return 0 if found else 1
-    if not args.webhook_url:
+    if not args.show and not args.webhook_url:
         p.error("--webhook-url is required (or --show)")
     try:
+        if args.show:
+            found = _find()
+            print(found.model_dump_json(indent=2) if found else f"no automation named {AUTOMATION!r}")
+            return 0 if found else 1
         automation = install(args.webhook_url, args.allow_private_urls)
     except Exception as exc:  # the server is down or refuses: say so in one line
         print(f"python -m flows.alerts: error: {type(exc).__name__}: {exc} (is PREFECT_API_URL set to a running "

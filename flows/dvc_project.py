@@ -11,6 +11,7 @@ experiment (`dvc exp save`), so `dvc exp show` lists it and the registry can tag
 from __future__ import annotations
 
 import collections
+import json
 import logging
 import os
 import re
@@ -115,55 +116,69 @@ def apply_param_overrides(params_file: Path, overrides: Mapping[str, Any]) -> di
     return dict(overrides)
 
 
+SNAPSHOT = Path(".dvc/tmp/nmt-snapshot")  # in the project; DVC's tmp folder is git-ignored
+
+
 @dataclass(frozen=True)
 class Snapshot:
-    """What a run with params overrides changes, saved before it so that it can be taken back."""
+    """What a run with params overrides changes, saved before it so that it can be taken back.
+    Kept on disk (`SNAPSHOT`) until taken back, so a killed run is taken back by the next one."""
 
-    root: Path  # copies of the uncached outputs (.dvc/tmp/nmt-snapshot)
-    files: dict[str, bytes | None]  # params.yaml and dvc.lock (None: absent)
+    root: Path  # copies of the uncached outputs under outputs/, params.yaml and dvc.lock under files/
+    files: dict[str, bool]  # params.yaml, dvc.lock -> whether it existed
     outputs: dict[str, bool]  # each uncached output -> whether it existed
 
 
 def snapshot(project: Path, specs: Sequence[StageSpec]) -> Snapshot:
     """Save params.yaml, dvc.lock and copies of the `cache: false` outputs (reports, checkpoints):
     DVC restores cached outputs from its cache, these only from here."""
-    root = project / ".dvc" / "tmp" / "nmt-snapshot"
+    root = project / SNAPSHOT
     shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
-    files = {n: (project / n).read_bytes() if (project / n).is_file() else None for n in ("params.yaml", "dvc.lock")}
-    outputs = {}
-    for rel in dict.fromkeys(o for s in specs for o in s.uncached):
-        src, dst = project / rel, root / rel
-        outputs[rel] = src.exists()
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if src.is_dir():
-            shutil.copytree(src, dst)
-        elif src.is_file():
-            shutil.copy2(src, dst)
+    files, outputs = {}, {}
+    for kind, names, found in (("files", ("params.yaml", "dvc.lock"), files),
+                               ("outputs", dict.fromkeys(o for s in specs for o in s.uncached), outputs)):
+        for rel in names:
+            src, dst = project / rel, root / kind / rel
+            found[rel] = src.exists()
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if src.is_dir():
+                shutil.copytree(src, dst)
+            elif src.is_file():
+                shutil.copy2(src, dst)
+    (root / "manifest.json").write_text(json.dumps({"files": files, "outputs": outputs}))  # last: complete
     return Snapshot(root, files, outputs)
+
+
+def recover(project: Path, logger: logging.Logger | logging.LoggerAdapter) -> bool:
+    """Take back the overrides of a run that was killed before it could; True if there was one."""
+    root = project / SNAPSHOT
+    manifest = root / "manifest.json"
+    if not manifest.is_file():
+        shutil.rmtree(root, ignore_errors=True)  # a snapshot cut short: the run never started
+        return False
+    data = json.loads(manifest.read_text())
+    logger.warning("an earlier run with params overrides did not finish: putting params.yaml, dvc.lock and "
+                   "the outputs back as they were before it")
+    restore(project, Snapshot(root, data["files"], data["outputs"]), logger)
+    return True
 
 
 def restore(project: Path, saved: Snapshot, logger: logging.Logger | logging.LoggerAdapter) -> None:
     """Put back what `snapshot` saved, then `dvc checkout` the cached outputs dvc.lock records."""
-    for name, content in saved.files.items():
-        path = project / name
-        if content is None:
-            path.unlink(missing_ok=True)
-            continue
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_bytes(content)
-        os.replace(tmp, path)
-    for rel, existed in saved.outputs.items():
-        path = project / rel
-        if path.is_dir():
-            shutil.rmtree(path)
-        else:
-            path.unlink(missing_ok=True)
-        if existed and (saved.root / rel).exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(saved.root / rel, path)
+    for kind, entries in (("files", saved.files), ("outputs", saved.outputs)):
+        for rel, existed in entries.items():
+            path, copy = project / rel, saved.root / kind / rel
+            if existed and not copy.exists():
+                continue  # already moved back by an earlier, interrupted restore
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+            if existed:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(copy, path)
+    code, lines = run_dvc(project, ["checkout", "--force", "--quiet"], logger)
     shutil.rmtree(saved.root, ignore_errors=True)
-    code, lines = run_dvc(project, ["checkout", "--quiet"], logger)
     if code != 0:
         logger.warning("params.yaml and dvc.lock are back as before the run, but `dvc checkout` failed (%s): "
                        "run `dvc checkout` (or `dvc pull`) to bring the outputs in line", failure_message(lines))
@@ -190,10 +205,20 @@ def save_experiment(project: Path, name: str, specs: Sequence[StageSpec],
     return _git(project, "rev-parse", "--verify", f"refs/exps/{baseline[:2]}/{baseline[2:]}/{name}").strip()
 
 
-def _git(project: Path, *args: str) -> str:
+def check_git_ready(project: Path) -> None:
+    """Saving an experiment and tagging a version commit: a repository with a commit and an identity."""
+    _git(project, "rev-parse", "--verify", "HEAD")
+    for key in ("user.name", "user.email"):
+        if not _git(project, "config", "--get", key, check=False).strip():
+            raise PipelineError(f"git {key} is not set in {project}: experiments and registry tags are commits; "
+                                f"`git config {key} ...` (or pass registry=False / --no-register)")
+
+
+def _git(project: Path, *args: str, check: bool = True) -> str:
     result = subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise PipelineError(f"git {' '.join(args)} in {project}: {result.stderr.strip()}")
+    if result.returncode != 0 and check:
+        raise PipelineError(f"git {' '.join(args)} in {project}: {result.stderr.strip()} (the registry needs the "
+                            "project to be a git repository with a first commit)")
     return result.stdout
 
 

@@ -19,6 +19,7 @@ Run once without a server: `python -m flows.pipeline --help`.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -47,10 +48,13 @@ from flows.artifacts import (
     stage_gates,
 )
 from flows.dvc_project import (
+    PipelineError,
     StageSpec,
     apply_param_overrides,
+    check_git_ready,
     failure_message,
     read_stages,
+    recover,
     resolve_project,
     restore,
     run_dvc,
@@ -60,6 +64,7 @@ from flows.dvc_project import (
     stage_ran,
 )
 from flows.registry import declared_artifacts, markdown, promote_commit, promote_config
+from nmt.config.promote import PromoteConfig
 from nmt.files.atomic import atomic_write_text
 
 PIPELINE_LIMIT = "nmt-pipeline"  # Prefect global concurrency limit: one pipeline run at a time
@@ -144,9 +149,8 @@ def record_experiment(project: Path, name: str, specs: list[StageSpec]) -> str:
 
 
 @task(name="register", task_run_name="register", cache_policy=NO_CACHE)
-def register_model(project: Path, commit: str, gates_passed: bool) -> Promotion:
-    """A new registry version on `commit`; the stage `promote.stage` if not worse than the champion."""
-    cfg = promote_config(project / "params.yaml")
+def register_model(project: Path, commit: str, gates_passed: bool, cfg: PromoteConfig) -> Promotion:
+    """A new registry version on `commit`; the stage `cfg.stage` if not worse than the champion."""
     decision, version, registry = promote_commit(project, commit, cfg.max_bleu_drop, cfg.stage, gates_passed)
     page = markdown(decision, version, registry.artifact, cfg.stage)
     (project / "reports").mkdir(exist_ok=True)
@@ -183,6 +187,9 @@ def pipeline(stages: list[str] | None = None, params: dict[str, Any] | None = No
     selected = select_stages(specs, stages)
     report = PipelineReport(project=str(project), started=time.time())
     with pipeline_lock(lock_timeout_s):
+        recover(project, logger)  # a run killed before it could take its overrides back
+        # the rule as committed (an override cannot loosen it), checked before hours of training
+        rule = registry_preflight(project, experiment) if registry and declared_artifacts(project) else None
         error: str | None = None
         saved = snapshot(project, specs) if params else None
         try:
@@ -191,22 +198,24 @@ def pipeline(stages: list[str] | None = None, params: dict[str, Any] | None = No
                 logger.info("params overrides for this run only: %s", report.overrides)
             for spec in selected:
                 report.stages.append(stage_task(spec.name)(project, spec))
-            if registry and _registrable(project, specs, selected, report, logger):
+            if push:  # first: a version is registered only once its data is in the remote
+                report.pushed = push_outputs(project, [s.name for s in selected], remote)
+            if rule is not None and _registrable(specs, selected, report, logger):
                 name = experiment or str(flow_run.name or "nmt-run")
                 report.experiment = name
                 commit = record_experiment(project, name, specs)
                 gates_passed = all(g.report.success for s in report.stages for g in s.gates)
-                report.promotion = register_model(project, commit, gates_passed)
-            if push:
-                report.pushed = push_outputs(project, [s.name for s in selected], remote)
+                report.promotion = register_model(project, commit, gates_passed, rule)
         except BaseException as exc:
             error = str(exc) or type(exc).__name__
             raise
         finally:
-            publish_run_artifacts(project, specs, selected, report, error)
-            if saved is not None:
-                restore(project, saved, logger)
-                logger.info("params.yaml, dvc.lock and the outputs are back as before the run")
+            try:
+                if saved is not None:
+                    restore(project, saved, logger)
+                    logger.info("params.yaml, dvc.lock and the outputs are back as before the run")
+            finally:
+                publish_run_artifacts(project, specs, selected, report, error)
     logger.info("done: ran %s", ", ".join(report.ran) or "nothing (everything up to date)")
     if report.promotion is not None and not report.promotion.promoted:
         return Completed(name=NOT_PROMOTED, data=report,
@@ -215,12 +224,20 @@ def pipeline(stages: list[str] | None = None, params: dict[str, Any] | None = No
     return report
 
 
-def _registrable(project: Path, specs: Sequence[StageSpec], selected: Sequence[StageSpec], report: PipelineReport,
+def registry_preflight(project: Path, experiment: str | None) -> PromoteConfig:
+    """What registering needs, checked before the stages run: the `promote` rule, a git
+    repository with a commit, a git identity (experiments and tags are commits), a valid name."""
+    cfg = promote_config(project / "params.yaml")
+    check_git_ready(project)
+    if experiment is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", experiment):
+        raise PipelineError(f"experiment name {experiment!r}: use letters, digits, '.', '_' and '-' "
+                            "(it becomes a git ref)")
+    return cfg
+
+
+def _registrable(specs: Sequence[StageSpec], selected: Sequence[StageSpec], report: PipelineReport,
                  logger) -> bool:
     """Whether this run makes a new registry version: the whole pipeline ran, something retrained."""
-    if not declared_artifacts(project):
-        logger.info("dvc.yaml declares no artifacts: nothing to register")
-        return False
     if len(selected) != len(specs):
         logger.info("not registered: only some stages were selected (%s)", ", ".join(s.name for s in selected))
         return False
@@ -253,8 +270,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     state = pipeline(stages=args.stages, params=overrides or None, push=not args.no_push, remote=args.remote,
                      project_dir=args.project, registry=not args.no_register, experiment=args.experiment,
                      return_state=True)
-    if state.is_failed():
-        print(f"nmt pipeline: error: {state.message}", file=sys.stderr)
+    if not state.is_completed():
+        print(f"nmt pipeline: error: {state.name}: {state.message}", file=sys.stderr)
         return 1
     if state.name == NOT_PROMOTED:
         print(f"nmt pipeline: {state.message}", file=sys.stderr)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import logging
 import subprocess
 import sys
@@ -77,8 +78,8 @@ def decide(challenger: dict[str, dict[str, float]], champion: dict[str, dict[str
         if new is None:
             return Decision(False, f"not scored on {test_set}, where the champion was", challenger, champion,
                             champion_version, rows)
-        drop = best["sacrebleu"] - new["sacrebleu"]
-        if drop > max_bleu_drop:
+        drop = round(best["sacrebleu"] - new["sacrebleu"], 6)  # 38.0 - 37.8 is 0.2000000000000028
+        if not drop <= max_bleu_drop:  # NaN included
             return Decision(False, f"sacreBLEU on {test_set} {new['sacrebleu']:.2f} vs champion {best['sacrebleu']:.2f}: "
                             f"{drop:.2f} worse, more than max_bleu_drop {max_bleu_drop:g}", challenger, champion,
                             champion_version, rows)
@@ -121,6 +122,9 @@ def declared_artifacts(project: Path) -> list[str]:
         raise RegistryError(f"{path}: cannot read the artifacts section: {exc}") from None
 
 
+_VERSION_TAG = re.compile(r"^(?P<name>.+)@v(?P<major>\d+)\.(?P<minor>\d+)\.(?P<patch>\d+)$")  # not GTO's `!` tags
+
+
 def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in version.lstrip("v").split("."))
 
@@ -149,20 +153,30 @@ class Registry:
         latest = found[0] if isinstance(found, list) else found
         return latest.version, latest.commit_hexsha
 
-    def versions(self) -> list[str]:
-        tags = _git(self.repo, "tag", "--list", f"{self.artifact}@v*").split()
-        return sorted((t.split("@", 1)[1] for t in tags), key=_version_key)
+    def versions(self, artifact: str | None = None) -> list[str]:
+        """Registered versions of `artifact` (default: the first), oldest first."""
+        tags = _git(self.repo, "tag", "--list", f"{artifact or self.artifact}@v*").split()
+        found = [m for m in map(_VERSION_TAG.match, tags) if m and m["name"] == (artifact or self.artifact)]
+        return sorted((f"v{m['major']}.{m['minor']}.{m['patch']}" for m in found), key=_version_key)
 
     def register(self, ref: str = "HEAD", message: str = "") -> str:
-        """A new version of every artifact on `ref`: v0.0.1 first, then the next patch version."""
+        """A new version of every artifact on `ref`, one above the highest of any of them (v0.0.1
+        first); all of its tags or none."""
         from gto.api import register
 
-        known = self.versions()
-        major, minor, patch = _version_key(known[-1]) if known else (0, 0, 0)
+        known = [v for name in self.artifacts for v in self.versions(name)]
+        major, minor, patch = max(map(_version_key, known)) if known else (0, 0, 0)
         version = f"v{major}.{minor}.{patch + 1}"
         commit = _git(self.repo, "rev-parse", "--verify", f"{ref}^{{commit}}").strip()
-        for name in self.artifacts:
-            register(str(self.repo), name, commit, version=version, message=message or None)
+        made: list[str] = []
+        try:
+            for name in self.artifacts:
+                register(str(self.repo), name, commit, version=version, message=message or None)
+                made.append(f"{name}@{version}")
+        except Exception:
+            for tag in made:
+                _git(self.repo, "tag", "--delete", tag)
+            raise
         return version
 
     def promote(self, version: str, message: str = "") -> None:
@@ -205,6 +219,8 @@ def promote_commit(repo: Path, ref: str, max_bleu_drop: float, stage: str = "pro
 
 
 def main(argv: list[str] | None = None) -> int:
+    from gto.exceptions import GTOException
+
     p = argparse.ArgumentParser(prog="python -m flows.registry", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--params", type=Path, default=Path("params.yaml"), help="params file (section promote)")
@@ -226,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         drop = cfg.max_bleu_drop if args.max_bleu_drop is None else args.max_bleu_drop
         decision, version, registry = promote_commit(repo, args.rev, drop, cfg.stage)
-    except (RegistryError, NmtError, OSError) as exc:
+    except (RegistryError, NmtError, OSError, GTOException) as exc:
         print(f"python -m flows.registry: error: {exc}", file=sys.stderr)
         return 1
     args.report.parent.mkdir(parents=True, exist_ok=True)

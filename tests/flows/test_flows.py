@@ -283,7 +283,13 @@ def test_snapshot_and_restore_take_a_run_back(tmp_path: Path, monkeypatch: pytes
     assert not (tmp_path / "dvc.lock").exists() and not (tmp_path / "report.md").exists()
     assert [p.name for p in (tmp_path / "ckpt").iterdir()] == ["epoch-1.pt"]
     assert (tmp_path / "ckpt" / "epoch-1.pt").read_bytes() == b"old"
-    assert calls == [["checkout", "--quiet"]] and not saved.root.exists()
+    assert calls == [["checkout", "--force", "--quiet"]] and not saved.root.exists()
+    # a run killed before its restore: the next run's recover() takes it back
+    dp.snapshot(tmp_path, specs)
+    (tmp_path / "params.yaml").write_text("train: {epochs: 9}\n")
+    assert dp.recover(tmp_path, logging.getLogger("test"))
+    assert (tmp_path / "params.yaml").read_text() == "train: {epochs: 3}\n"
+    assert not dp.recover(tmp_path, logging.getLogger("test"))  # nothing left to take back
 
 
 def test_alerts_need_a_real_server(monkeypatch: pytest.MonkeyPatch, capsys) -> None:

@@ -77,6 +77,8 @@ def test_decision_rules() -> None:
     assert not decide(scores({"t": {"sacrebleu": 39.0, "chrf": 58}}), champ, 0.0, gates_passed=False).promote
     assert not decide(scores({"t": {"sacrebleu": 39.0, "chrf": 58, "unk_rate": 0.01}}), champ, 0.0).promote
     assert not decide(scores({"other": {"sacrebleu": 45.0}}), champ, 0.0).promote  # not scored where it matters
+    assert decide(scores({"t": {"sacrebleu": 37.8, "chrf": 58}}), champ, max_bleu_drop=0.2).promote  # at the limit
+    assert not decide(scores({"t": {"sacrebleu": float("nan"), "chrf": 58}}), champ, max_bleu_drop=5).promote
 
 
 def test_cli_writes_the_decision(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
