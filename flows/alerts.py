@@ -7,7 +7,7 @@ server. The webhook gets a JSON body `{"text": "..."}` (what Slack, Mattermost a
 incoming webhooks read) naming the run, its final state and the reason. Create or update
 both (idempotent), against the server in PREFECT_API_URL:
 
-    python -m flows.alerts --webhook-url https://hooks.slack.com/services/T000/B000/XXXX
+    python -m flows.alerts --webhook-url https://hooks.slack.com/services/T000/B000/abc123
     python -m flows.alerts --show
 """
 

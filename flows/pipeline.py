@@ -210,12 +210,14 @@ def pipeline(stages: list[str] | None = None, params: dict[str, Any] | None = No
             error = str(exc) or type(exc).__name__
             raise
         finally:
-            try:
+            try:  # first, while the workspace still holds this run's metrics and gate reports
+                publish_run_artifacts(project, specs, selected, report, error)
+            except Exception as exc:  # the put-back below must happen whatever the Prefect API does
+                logger.warning("could not publish the run's artifacts: %s", exc)
+            finally:
                 if saved is not None:
                     restore(project, saved, logger)
                     logger.info("params.yaml, dvc.lock and the outputs are back as before the run")
-            finally:
-                publish_run_artifacts(project, specs, selected, report, error)
     logger.info("done: ran %s", ", ".join(report.ran) or "nothing (everything up to date)")
     if report.promotion is not None and not report.promotion.promoted:
         return Completed(name=NOT_PROMOTED, data=report,
