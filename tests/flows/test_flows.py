@@ -114,7 +114,9 @@ def test_full_run_completes_publishes_gates_and_pushes(project: Path, env: dict)
     report = state.result()
     stages = stage_names(project)
     assert report.ran == stages  # every stage ran, in dvc.yaml order
-    assert task_run_names(state.state_details.flow_run_id) == sorted([*stages, "dvc-push"])
+    assert task_run_names(state.state_details.flow_run_id) == sorted([*stages, "dvc-push", "dvc-exp-save",
+                                                                      "register"])
+    assert report.promotion.version == "v0.0.1" and report.promotion.promoted  # the first model takes prod
 
     found = artifacts(state)
     for gate in GATES:
@@ -293,10 +295,13 @@ def test_snapshot_and_restore_take_a_run_back(tmp_path: Path, monkeypatch: pytes
 
 
 def test_alerts_need_a_real_server(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
     from flows import alerts
 
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
-    assert alerts.main(["--webhook-url", "https://example.invalid/hook"]) == 2
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):  # not the test harness's server either
+        assert alerts.main(["--webhook-url", "https://example.invalid/hook"]) == 2
     assert "PREFECT_API_URL is not set" in capsys.readouterr().err
 
 
