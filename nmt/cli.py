@@ -25,9 +25,11 @@ from nmt.config.evaluate import MAX_BEAM_SIZE, Decoding
 from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError
 
-# Length penalty for model files, which carry no decoding settings: params.yaml's evaluate.alpha
-# (tuned on val, reports/experiments.md). ONNX packages carry theirs in model.json.
-MODEL_FILE_ALPHA = 1.0
+# Beam size and length penalty for model files, which carry no decoding settings: params.yaml's
+# evaluate.beam_size and evaluate.alpha (tuned on val, reports/experiments.md). ONNX packages
+# carry theirs in model.json.
+MODEL_FILE_BEAM_SIZE = 8
+MODEL_FILE_ALPHA = 2.0
 
 log = logging.getLogger("nmt.translate")
 
@@ -103,8 +105,9 @@ def open_translator(args: argparse.Namespace) -> LineTranslator:
         import torch
 
         torch.set_num_threads(args.threads)
+    beam_size = MODEL_FILE_BEAM_SIZE if args.beam_size is None else args.beam_size
     alpha = MODEL_FILE_ALPHA if args.alpha is None else args.alpha
-    return Translator.from_file(args.model, Decoding(beam_size=args.beam_size, alpha=alpha), args.batch_size,
+    return Translator.from_file(args.model, Decoding(beam_size=beam_size, alpha=alpha), args.batch_size,
                                 args.device)
 
 
@@ -114,7 +117,7 @@ def translate(args: argparse.Namespace) -> None:
     from nmt.files.atomic import atomic_open
     from nmt.files.lines import split_lines
 
-    if not 1 <= args.beam_size <= MAX_BEAM_SIZE:
+    if args.beam_size is not None and not 1 <= args.beam_size <= MAX_BEAM_SIZE:
         raise DataError(f"--beam-size must be 1 (greedy) to {MAX_BEAM_SIZE}; wider beams cost memory "
                         "(rows = batch x beam) for no gain")
     if args.batch_size < 1:
@@ -170,8 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "every 10 s.")
     p.add_argument("--model", type=Path, required=True,
                    help="model file (models/model.pt), or an ONNX package folder (models/onnx: ONNX Runtime, no torch)")
-    p.add_argument("--beam-size", type=int, default=4,
-                   help=f"beam width, 1 (greedy) to {MAX_BEAM_SIZE} (default: 4, as the paper)")
+    p.add_argument("--beam-size", type=int, default=None,
+                   help=f"beam width, 1 (greedy) to {MAX_BEAM_SIZE} (default: the ONNX card's; for model files "
+                        f"{MODEL_FILE_BEAM_SIZE}, the evaluate stage's default, tuned on val)")
     p.add_argument("--alpha", type=float, default=None,
                    help="length penalty ((5 + length) / 6) ** alpha of beam search (default: the ONNX card's; "
                         f"for model files {MODEL_FILE_ALPHA}, the evaluate stage's default, tuned on val)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -40,9 +41,11 @@ def test_missing_params_file_is_one_line_error(tmp_path, capsys: pytest.CaptureF
     assert not (tmp_path / "raw").exists()
 
 
-def test_translate_length_penalty_defaults_to_the_tuned_one_and_can_be_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Model files carry no decoding settings: `nmt translate` uses evaluate.alpha of params.yaml
-    (tuned on val), so it decodes as the evaluate stage and the ONNX card do; --alpha overrides."""
+def test_translate_beam_and_length_penalty_default_to_the_tuned_ones_and_can_be_set(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Model files carry no decoding settings: `nmt translate` uses evaluate.beam_size and
+    evaluate.alpha of params.yaml (tuned on val), so it decodes as the evaluate stage and the ONNX
+    card do; --beam-size and --alpha override."""
     import yaml
 
     from nmt import cli
@@ -51,11 +54,30 @@ def test_translate_length_penalty_defaults_to_the_tuned_one_and_can_be_set(monke
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     assert cli.MODEL_FILE_ALPHA == params["evaluate"]["alpha"]
+    assert cli.MODEL_FILE_BEAM_SIZE == params["evaluate"]["beam_size"]
     seen = []
     monkeypatch.setattr(translator.Translator, "from_file",
-                        classmethod(lambda cls, path, decoding, *a: seen.append(decoding.alpha) or 1 / 0))
-    for extra in ([], ["--alpha", "0.6"]):
+                        classmethod(lambda cls, path, decoding, *a: seen.append((decoding.beam_size, decoding.alpha))
+                                    or 1 / 0))
+    for extra in ([], ["--alpha", "0.6", "--beam-size", "3"]):
         args = cli.build_parser().parse_args(["translate", "--model", "m.pt", *extra])
         with pytest.raises(ZeroDivisionError):
             cli.open_translator(args)
-    assert seen == [cli.MODEL_FILE_ALPHA, 0.6]
+    assert seen == [(cli.MODEL_FILE_BEAM_SIZE, cli.MODEL_FILE_ALPHA), (3, 0.6)]
+
+
+def test_translate_leaves_an_onnx_packages_decoding_to_its_card(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
+    """A package folder carries its tuned beam size and length penalty in model.json: without
+    --beam-size / --alpha, `nmt translate` passes none, so the card's apply."""
+    from nmt import cli
+    from nmt.runtime import translator
+
+    seen = []
+    monkeypatch.setattr(translator.OnnxTranslator, "from_dir",
+                        classmethod(lambda cls, path, **kw: seen.append((kw["beam_size"], kw["alpha"])) or 1 / 0))
+    for extra in ([], ["--beam-size", "2", "--alpha", "0.5"]):
+        args = cli.build_parser().parse_args(["translate", "--model", str(tmp_path), *extra])
+        with pytest.raises(ZeroDivisionError):
+            cli.open_translator(args)
+    assert seen == [(None, None), (2, 0.5)]

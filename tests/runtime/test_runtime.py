@@ -115,7 +115,9 @@ def test_cli_translate_with_package(package: Path, fp32_only: Path, model_path: 
     src.write_text("s1 s2 s3 s4\n\ns5 s5 s6\n")
     assert main(["translate", "--model", str(package), "--input", str(src), "--output", str(tmp_path / "onnx.txt"),
                  "--threads", "1", "--device", "cpu"]) == 0
-    assert main(["translate", "--model", str(model_path), "--input", str(src), "--output", str(tmp_path / "pt.txt")]) == 0
+    card = json.loads((package / "model.json").read_text())["decoding"]  # the package decodes with its card's
+    assert main(["translate", "--model", str(model_path), "--input", str(src), "--output", str(tmp_path / "pt.txt"),
+                 "--beam-size", str(card["beam_size"]), "--alpha", str(card["alpha"])]) == 0
     assert (tmp_path / "onnx.txt").read_text() == (tmp_path / "pt.txt").read_text()
     assert (tmp_path / "onnx.txt").read_text().split("\n")[1] == ""
 
