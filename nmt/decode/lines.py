@@ -33,6 +33,14 @@ class LineTranslator(ABC):
     max_extra: int = 50  # output may be this many symbols longer than the input
     batch_size: int = 64  # sentences decoded together
 
+    def __post_init__(self) -> None:
+        widest = max(1, len(self.vocabs.tgt) // 2)  # a beam step ranks the 2K best next tokens of each row
+        if self.beam_size > widest:
+            log.warning("beam size %d needs %d next-token candidates per step, more than the %d-symbol target "
+                        "vocabulary has; decoding with beam size %d", self.beam_size, 2 * self.beam_size,
+                        len(self.vocabs.tgt), widest)
+            self.beam_size = widest
+
     @property
     @abstractmethod
     def max_len(self) -> int:

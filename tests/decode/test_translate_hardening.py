@@ -158,3 +158,20 @@ def test_a_stage_whose_module_needs_a_missing_package_is_one_line(tmp_path: Path
     assert run.returncode == 1 and "Traceback" not in run.stderr
     assert run.stderr.strip() == ("nmt train: error: this command needs the pipeline dependencies (torch is not "
                                   "installed); install them with `pip install \"nmt[pipeline]\"`")
+
+
+def test_a_beam_wider_than_the_vocabulary_allows_is_narrowed_with_a_warning(
+        model_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A beam step ranks the 2K best next tokens of each row: with a small target vocabulary a
+    wide beam (the default 8 here) cannot have them. It decodes with the widest beam that can,
+    and says so, instead of failing in the middle of the search."""
+    from nmt.config.evaluate import Decoding
+
+    with caplog.at_level(logging.WARNING, logger="nmt.decode.lines"):
+        wide = Translator.from_file(model_path, Decoding(beam_size=32, alpha=1.0))
+    widest = len(wide.vocabs.tgt) // 2
+    assert widest < 32 and wide.beam_size == widest
+    assert "beam size 32 needs 64 next-token candidates" in caplog.text and f"beam size {widest}" in caplog.text
+    sources = ["s1 s2 s3", "s4 s5"]
+    assert wide.translate(sources) == Translator.from_file(model_path, Decoding(beam_size=widest, alpha=1.0)).translate(
+        sources)
