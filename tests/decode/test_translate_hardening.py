@@ -163,7 +163,7 @@ def test_a_stage_whose_module_needs_a_missing_package_is_one_line(tmp_path: Path
 def test_a_beam_wider_than_the_vocabulary_allows_is_narrowed_with_a_warning(
         model_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A beam step ranks the 2K best next tokens of each row: with a small target vocabulary a
-    wide beam (the default 8 here) cannot have them. It decodes with the widest beam that can,
+    wide beam cannot have them (the default 8 met it in the tiny test models). It decodes with the widest beam that can,
     and says so, instead of failing in the middle of the search."""
     from nmt.config.evaluate import Decoding
 
