@@ -18,6 +18,8 @@ class TrainConfig:
     warmup: int = 4000  # Noam warm-up updates (paper: 4000)
     lr_factor: float = 1.0  # Noam scale factor
     label_smoothing: float = 0.1  # eps_ls (paper: 0.1)
+    bpe_dropout: float = 0.0  # BPE-dropout (Provilkov et al. 2020): each merge skipped with this probability
+    # while segmenting the training pairs, a fresh sample every epoch (0: off; needs vocab.kind: bpe)
     clip_norm: float | None = None  # clip the global gradient norm to this (null: no clipping)
     max_len: int = 128  # training pairs with more ids on a side are skipped
     val_bleu_sentences: int = 200  # validation sentences decoded greedily for BLEU each epoch (0: none)
@@ -38,6 +40,7 @@ class TrainConfig:
         require(self.max_tokens > 0 and self.accum_steps >= 1, "max_tokens", "must be > 0 (and accum_steps >= 1)")
         require(self.warmup >= 1 and self.lr_factor > 0, "warmup", "warmup >= 1 and lr_factor > 0 required")
         require(0.0 <= self.label_smoothing < 1.0, "label_smoothing", "must be in [0, 1)")
+        require(0.0 <= self.bpe_dropout < 1.0, "bpe_dropout", "must be in [0, 1)")
         require(self.keep_last >= max(self.average_last, 1), "keep_last", "must be >= average_last")
         require(self.epochs >= 1 and self.patience >= 1, "epochs", "epochs and patience must be >= 1")
         require(self.max_steps is None or self.max_steps >= 1, "max_steps", "must be >= 1 or null")

@@ -12,6 +12,7 @@ would be glued to its neighbour on the way back; such tokens do not occur in cap
 from __future__ import annotations
 
 import heapq
+import random
 from collections import Counter, defaultdict
 from collections.abc import Container, Iterable
 from pathlib import Path
@@ -105,11 +106,33 @@ class BPE(HashedText):
         self._cache[token] = result = tuple(syms)
         return result
 
-    def segment(self, tokens: Iterable[str], known: Container[str] | None = None) -> list[str]:
+    def sample_token(self, token: str, dropout: float, rng: random.Random) -> tuple[str, ...]:
+        """BPE-dropout (Provilkov et al. 2020, 3): as `segment_token`, but at every merge step
+        each applicable merge is skipped with probability `dropout`; the step merges the
+        best-ranked merge that survived, and segmentation ends when none did."""
+        syms = list(split_chars(token))
+        ranks = self.ranks
+        while len(syms) > 1:
+            best, best_rank = None, len(ranks)
+            for pair in zip(syms, syms[1:]):
+                r = ranks.get(pair)
+                if r is not None and r < best_rank and rng.random() >= dropout:
+                    best, best_rank = pair, r
+            if best is None:
+                break
+            syms = _apply(syms, best, join_pair(*best))
+        return tuple(syms)
+
+    def segment(self, tokens: Iterable[str], known: Container[str] | None = None,
+                dropout: float = 0.0, rng: random.Random | None = None) -> list[str]:
         """Pieces of `tokens`; with `known` (one side's vocabulary), a piece outside it is
         split back into the pieces it was merged from, down to characters if need be
-        (joint merges, separate vocabularies: a merge seen only in the other language)."""
-        pieces = [piece for tok in tokens for piece in self.segment_token(tok)]
+        (joint merges, separate vocabularies: a merge seen only in the other language).
+        With `dropout` > 0 and an `rng`, each token is segmented by `sample_token`."""
+        if dropout > 0.0 and rng is not None:
+            pieces = [piece for tok in tokens for piece in self.sample_token(tok, dropout, rng)]
+        else:
+            pieces = [piece for tok in tokens for piece in self.segment_token(tok)]
         return pieces if known is None else [q for p in pieces for q in self._within(p, known)]
 
     def _within(self, piece: str, known: Container[str]) -> list[str]:

@@ -10,6 +10,7 @@ ONNX packages carry their own copy. `pad_batch` right-pads id lists into one arr
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,20 +41,22 @@ class Vocabularies:
     def tgt_lang(self) -> str:
         return self.manifest["tgt_lang"]
 
-    def pieces(self, tokens: list[str], vocab: Vocabulary | None = None) -> list[str]:
+    def pieces(self, tokens: list[str], vocab: Vocabulary | None = None, dropout: float = 0.0,
+               rng: random.Random | None = None) -> list[str]:
         """Model symbols of a token sequence (BPE pieces, or the tokens themselves); with
-        `vocab`, BPE pieces that vocabulary lacks are split until it has them."""
+        `vocab`, BPE pieces that vocabulary lacks are split until it has them. `dropout` and
+        `rng`: BPE-dropout (training only; `BPE.sample_token`)."""
         if self.bpe is None:
             return list(tokens)
-        return self.bpe.segment(tokens, None if vocab is None else vocab.stoi)
+        return self.bpe.segment(tokens, None if vocab is None else vocab.stoi, dropout, rng)
 
-    def source_ids(self, tokens: list[str]) -> list[int]:
+    def source_ids(self, tokens: list[str], dropout: float = 0.0, rng: random.Random | None = None) -> list[int]:
         """Encoder input: symbols + </s>."""
-        return self.src.encode(self.pieces(tokens, self.src)) + [EOS_ID]
+        return self.src.encode(self.pieces(tokens, self.src, dropout, rng)) + [EOS_ID]
 
-    def target_ids(self, tokens: list[str]) -> list[int]:
+    def target_ids(self, tokens: list[str], dropout: float = 0.0, rng: random.Random | None = None) -> list[int]:
         """Decoder sequence: <s> + symbols + </s>."""
-        return [BOS_ID] + self.tgt.encode(self.pieces(tokens, self.tgt)) + [EOS_ID]
+        return [BOS_ID] + self.tgt.encode(self.pieces(tokens, self.tgt, dropout, rng)) + [EOS_ID]
 
     def output_tokens(self, ids: Iterable[int]) -> list[str]:
         """Output ids -> tokens: specials dropped, BPE pieces merged into words."""

@@ -3,7 +3,8 @@ batch contained a set of sentence pairs containing approximately 25000 source to
 25000 target tokens").
 
 A split becomes a list of (source ids, target ids) with source = symbols + </s> and
-target = <s> + symbols + </s> (`Vocabularies.source_ids` / `target_ids`). Each epoch the pairs are sorted by length with ties broken
+target = <s> + symbols + </s> (`Vocabularies.source_ids` / `target_ids`); with BPE-dropout
+(Provilkov et al. 2020) the training pairs are segmented afresh every epoch. Each epoch the pairs are sorted by length with ties broken
 at random, cut into batches whose padded size (rows x longest side) stays within the
 token budget, and the batches are shuffled. Everything random comes from
 `random.Random(seed, epoch)`, so an epoch's batches can be rebuilt exactly on resume, and
@@ -25,16 +26,37 @@ from nmt.text.vocab import PAD_ID
 from nmt.text.vocabularies import Vocabularies, pad_batch
 
 Pair = tuple[list[int], list[int]]
+TokenPair = tuple[list[str], list[str]]
 
 
-def load_pairs(tokens_dir: Path, split: str, vocabs: Vocabularies, max_len: int | None = None) -> list[Pair]:
-    """Numericalised pairs of one split; pairs longer than `max_len` ids on a side are dropped."""
+def load_token_pairs(tokens_dir: Path, split: str, vocabs: Vocabularies) -> list[TokenPair]:
+    """(source tokens, target tokens) of one split, as the tokenize stage wrote them."""
     src = read_tokenized(split_file(tokens_dir, split, vocabs.src_lang, SUFFIX))
     tgt = read_tokenized(split_file(tokens_dir, split, vocabs.tgt_lang, SUFFIX))
-    pairs = [(vocabs.source_ids(s), vocabs.target_ids(t)) for (s, _), (t, _) in zip(src, tgt)]
+    return [(s, t) for (s, _), (t, _) in zip(src, tgt)]
+
+
+def numericalise(token_pairs: list[TokenPair], vocabs: Vocabularies, max_len: int | None = None,
+                 bpe_dropout: float = 0.0, rng: random.Random | None = None) -> list[Pair]:
+    """Id pairs; pairs longer than `max_len` ids on a side are dropped. With `bpe_dropout` > 0
+    and an `rng`, every token is segmented by BPE-dropout (a different sample per call)."""
+    pairs = [(vocabs.source_ids(s, bpe_dropout, rng), vocabs.target_ids(t, bpe_dropout, rng)) for s, t in token_pairs]
     if max_len is not None:
         pairs = [p for p in pairs if len(p[0]) <= max_len and len(p[1]) <= max_len]
     return pairs
+
+
+def load_pairs(tokens_dir: Path, split: str, vocabs: Vocabularies, max_len: int | None = None) -> list[Pair]:
+    """Numericalised pairs of one split (deterministic segmentation); pairs longer than
+    `max_len` ids on a side are dropped."""
+    return numericalise(load_token_pairs(tokens_dir, split, vocabs), vocabs, max_len)
+
+
+def epoch_pairs(token_pairs: list[TokenPair], vocabs: Vocabularies, max_len: int, bpe_dropout: float,
+                seed: int, epoch: int) -> list[Pair]:
+    """The training pairs of one epoch under BPE-dropout: a fresh segmentation drawn from
+    `random.Random(seed, epoch)`, so a resumed epoch sees the same one."""
+    return numericalise(token_pairs, vocabs, max_len, bpe_dropout, random.Random(f"{seed}/bpe/{epoch}"))
 
 
 def make_batches(pairs: list[Pair], max_tokens: int, seed: int, epoch: int) -> list[list[int]]:

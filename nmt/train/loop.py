@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from nmt.config.model import ModelConfig
 from nmt.config.train import TrainConfig
-from nmt.errors import NmtError, TrainingDiverged, TrainingInterrupted
+from nmt.errors import ConfigError, NmtError, TrainingDiverged, TrainingInterrupted
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer, build_model
 from nmt.text.vocab import PAD_ID
@@ -33,7 +33,9 @@ from nmt.text.vocabularies import load_vocabularies
 from nmt.train.batching import (
     Batch,
     collate,
+    epoch_pairs,
     load_pairs,
+    load_token_pairs,
     make_batches,
     padding_waste,
     shard,
@@ -128,6 +130,10 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
         torch.set_num_threads(cfg.num_threads)
     torch.manual_seed(cfg.seed)
     vocabs = load_vocabularies(vocab_dir)
+    if cfg.bpe_dropout > 0 and vocabs.bpe is None:
+        raise ConfigError(f"train.bpe_dropout={cfg.bpe_dropout:g} needs a BPE vocabulary, but {vocab_dir} is word "
+                       "level; set vocab.kind: bpe or train.bpe_dropout: 0")
+    token_pairs = load_token_pairs(tokens_dir, "train", vocabs) if cfg.bpe_dropout > 0 else []
     train_pairs = load_pairs(tokens_dir, "train", vocabs, cfg.max_len)
     val_pairs = load_pairs(tokens_dir, "val", vocabs)
     model = build_model(model_cfg, vocabs.src, vocabs.tgt).to(device)
@@ -160,6 +166,8 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
 
     with GracefulStop() as stop:
         while prog.epoch < cfg.epochs and not _reached(cfg, prog):
+            if cfg.bpe_dropout > 0:
+                train_pairs = epoch_pairs(token_pairs, vocabs, cfg.max_len, cfg.bpe_dropout, cfg.seed, prog.epoch)
             batches = shard(make_batches(train_pairs, cfg.max_tokens, cfg.seed, prog.epoch), info.rank, info.world)
             waste = padding_waste(train_pairs, batches)
             if info.main and prog.batch == 0:

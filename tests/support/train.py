@@ -25,7 +25,7 @@ def write_split(tokens_dir: Path, split: str, src: list[list[str]], tgt: list[li
 
 
 def copy_corpus(root: Path, n_train: int, n_val: int, symbols: int = 10, length: int = 10, seed: int = 0,
-                reverse: bool = False) -> tuple[Path, Path]:
+                reverse: bool = False, vocab: VocabConfig = VocabConfig(min_freq=1, joint=True)) -> tuple[Path, Path]:
     """The copy task of The Annotated Transformer as files: target = source (or reversed)."""
     rng = random.Random(seed)
     tokens_dir, vocab_dir = root / "tokens", root / "vocab"
@@ -37,7 +37,7 @@ def copy_corpus(root: Path, n_train: int, n_val: int, symbols: int = 10, length:
     data = from_dict(DataConfig, {"corpus": "c", "direction": "de-en", "corpora": {"c": {
         "languages": ["de", "en"], "files": [{"name": "x", "url": "file:///x", "sha256": "0" * 64}],
         "splits": {"train": {"de": "x", "en": "x"}, "val": {"de": "x", "en": "x"}}}}}, key="data")
-    save_vocabularies(build_vocabularies(data, VocabConfig(min_freq=1, joint=True), tokens_dir), vocab_dir)
+    save_vocabularies(build_vocabularies(data, vocab, tokens_dir), vocab_dir)
     return tokens_dir, vocab_dir
 
 

@@ -4,6 +4,7 @@ on Multi30k), segmenting and merging back, and merges files saved, loaded and re
 from __future__ import annotations
 
 import hashlib
+import random
 from collections import Counter
 from pathlib import Path
 
@@ -163,3 +164,39 @@ def test_bpe_load_rejects_malformed_files(tmp_path: Path, content: str, line: in
     path.write_text(content, encoding="utf-8")
     with pytest.raises(DataError, match=f"bpe.merges:{line}:"):
         BPE.load(path)
+
+
+# --- BPE-dropout --------------------------------------------------------------------------------------------------
+
+
+def test_bpe_dropout_zero_is_the_deterministic_segmentation(m30k_tokens) -> None:
+    bpe = BPE(learn_merges(word_counts(m30k_tokens["val.de"]), 500))
+    rng = random.Random(0)
+    for sent in m30k_tokens["test_2016_flickr.de"][:200]:
+        assert bpe.segment(sent, dropout=0.0, rng=rng) == bpe.segment(sent)
+        assert [p for t in sent for p in bpe.sample_token(t, 0.0, rng)] == bpe.segment(sent)
+
+
+def test_bpe_dropout_samples_finer_segmentations_that_merge_back(m30k_tokens) -> None:
+    bpe = BPE(learn_merges(word_counts(m30k_tokens["val.de"]), 500))
+    sents = m30k_tokens["test_2016_flickr.de"][:300]
+
+    def sample(seed: int) -> list[list[str]]:
+        rng = random.Random(seed)
+        return [bpe.segment(s, dropout=0.1, rng=rng) for s in sents]
+
+    sampled = sample(1)
+    plain = [bpe.segment(s) for s in sents]
+    assert all(merge_pieces(p) == s for p, s in zip(sampled, sents))  # still the same words
+    n_sampled, n_plain = sum(map(len, sampled)), sum(map(len, plain))
+    assert n_plain < n_sampled < 1.6 * n_plain  # some merges skipped, most kept
+    assert sampled != sample(2) and sampled == sample(1)  # another seed, another sample; same seed, same one
+    # dropout 1 skips every merge: characters
+    assert bpe.sample_token("Straße", 0.999999, random.Random(0)) == split_chars("Straße")
+
+
+def test_bpe_dropout_never_applies_a_merge_the_table_lacks() -> None:
+    bpe = BPE([("a", "##b"), ("##b", "##c")])
+    seen = {bpe.sample_token("abc", 0.5, random.Random(i)) for i in range(200)}
+    # skipping (a, ##b) lets the lower-priority (##b, ##c) apply; nothing else is possible
+    assert seen == {("ab", "##c"), ("a", "##bc"), ("a", "##b", "##c")}

@@ -17,7 +17,7 @@ import yaml
 from nmt.config.data import TokenizeConfig
 from nmt.config.model import ModelConfig
 from nmt.decode.backend import greedy
-from nmt.errors import GateError, TrainingDiverged, TrainingInterrupted
+from nmt.errors import ConfigError, GateError, TrainingDiverged, TrainingInterrupted
 from nmt.model import checkpoint
 from nmt.text.vocabularies import load_vocabularies
 from nmt.train import loop as train_module
@@ -234,3 +234,34 @@ def test_dvclive_in_a_repository_without_commits_is_a_clear_error(tmp_path: Path
     monkeypatch.chdir(tmp_path)
     with pytest.raises(NmtError, match="make a first commit"):
         train_module._open_live(tmp_path / "live", resume=False)
+
+
+def test_bpe_dropout_resegments_every_epoch_and_resumes_exactly(tmp_path: Path) -> None:
+    """train.bpe_dropout: each epoch's training pairs are a fresh sample (so they differ from the
+    deterministic segmentation and from epoch to epoch), drawn from the seed and the epoch so that
+    an interrupted run resumes to the same weights."""
+    from nmt.config.data import VocabConfig
+    from nmt.train.batching import epoch_pairs, load_token_pairs
+
+    tokens, vocab = copy_corpus(tmp_path / "bpe", n_train=120, n_val=16, symbols=30,
+                                vocab=VocabConfig(kind="bpe", joint=True, min_freq=1, bpe_merges=40))
+    vocabs = load_vocabularies(vocab)
+    token_pairs = load_token_pairs(tokens, "train", vocabs)
+    plain = load_pairs(tokens, "train", vocabs, 64)
+    e0, e1 = (epoch_pairs(token_pairs, vocabs, 64, 0.3, seed=1, epoch=e) for e in (0, 1))
+    assert e0 != plain and e0 != e1 and e0 == epoch_pairs(token_pairs, vocabs, 64, 0.3, seed=1, epoch=0)
+    assert sum(len(s) + len(t) for s, t in e0) > sum(len(s) + len(t) for s, t in plain)  # finer pieces
+    cfg = tiny_train(max_steps=10, epochs=5, bpe_dropout=0.3)
+    straight, _ = train(TINY_MODEL, cfg, vocab, tokens, tmp_path / "a")
+    train(TINY_MODEL, tiny_train(max_steps=5, epochs=5, bpe_dropout=0.3), vocab, tokens, tmp_path / "b")
+    resumed, _ = train(TINY_MODEL, cfg, vocab, tokens, tmp_path / "b")
+    a, b = weights(straight), weights(resumed)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    without, _ = train(TINY_MODEL, tiny_train(max_steps=10, epochs=5), vocab, tokens, tmp_path / "c")
+    assert not all(torch.equal(a[k], v) for k, v in weights(without).items())
+
+
+def test_bpe_dropout_on_a_word_level_vocabulary_is_a_config_error(corpus, tmp_path: Path) -> None:
+    tokens, vocab = corpus
+    with pytest.raises(ConfigError, match="train.bpe_dropout=0.1 needs a BPE vocabulary"):
+        train(TINY_MODEL, tiny_train(bpe_dropout=0.1), vocab, tokens, tmp_path / "run")
