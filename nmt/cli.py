@@ -28,8 +28,8 @@ from nmt.errors import DataError
 # Beam size and length penalty for model files, which carry no decoding settings: params.yaml's
 # evaluate.beam_size and evaluate.alpha (tuned on val, reports/experiments.md). ONNX packages
 # carry theirs in model.json.
-MODEL_FILE_BEAM_SIZE = 8
-MODEL_FILE_ALPHA = 2.0
+MODEL_FILE_BEAM_SIZE = 16
+MODEL_FILE_ALPHA = 2.2
 
 log = logging.getLogger("nmt.translate")
 
