@@ -1,32 +1,55 @@
 # Two set-up commands (README): `make repro` runs the pipeline, `make test` the test suite.
-# Both create .venv and install the project first.
+# Both create .venv and install the project first, from requirements.lock: the exact versions,
+# with hashes, that the pipeline was last resolved and tested with (torch: this machine kind's
+# CPU wheel). `make lock` refreshes the lock after a change to pyproject.toml's dependencies;
+# `make install` refuses a lock that pyproject.toml has moved away from (tools/lockfile.py).
 #
-# torch: on a machine without torch, a bare `pip install torch` pulls the CUDA build and
-# several GB of NVIDIA packages. We install $(TORCH) first when torch is missing; the
-# default is the CPU wheel for this machine kind. On a GPU box: `make TORCH=torch ...`.
+# Elsewhere (a GPU box, another platform): `make install UNLOCKED=1 TORCH=torch` installs from
+# pyproject.toml's ranges instead, $(TORCH) first when torch is missing (a bare `pip install
+# torch` on a machine without it pulls the CUDA build and several GB of NVIDIA packages).
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
+LOCK := requirements.lock
+UNLOCKED ?=
 PIP := $(BIN)/python -m pip --disable-pip-version-check -q
+# The suite runs in a shuffled order (pytest-randomly), fixed here so a CI failure reproduces;
+# `make test TEST_SEED=$$RANDOM` tries another order (the seed is printed at the top of the run).
+TEST_SEED ?= 20261125
 PYTEST_ARGS ?=
 
-.PHONY: install repro test bench clean-venv
+.PHONY: install repro test bench lock clean-venv
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+ifeq ($(UNLOCKED),)
+	$(BIN)/python tools/lockfile.py check
+	$(PIP) install --require-hashes --no-deps -r $(LOCK)
+	$(PIP) install --no-deps -e .
+else
 	$(BIN)/python -c "import torch" 2>/dev/null || $(PIP) install "$(TORCH)"
 	$(PIP) install -e ".[dev]"
+endif
 	touch $@
+
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) install "pip-tools>=7.4"
+	echo "$(TORCH)" > $(VENV)/lock-constraints.txt
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --extra dev \
+		--constraint $(VENV)/lock-constraints.txt --no-emit-index-url --no-emit-find-links \
+		--output-file $(LOCK) pyproject.toml
+	$(BIN)/python tools/lockfile.py stamp
 
 repro: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro
 
 test: install
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest $(PYTEST_ARGS)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest --randomly-seed=$(TEST_SEED) $(PYTEST_ARGS)
 
 bench: install  # after `make repro`: the decoding and ONNX benches read models/
 	$(BIN)/python bench/tokenize_cache.py

@@ -166,7 +166,7 @@ def run_variant(name: str, args: argparse.Namespace) -> dict:
             torch.cuda.synchronize()
         start = time.perf_counter()
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-            if name.startswith("ours"):  # the training step of nmt/train.py: padding never reaches the output layer
+            if name.startswith("ours"):  # the training step of nmt/train/loop.py: padding never reaches the output layer
                 keep = b.tgt_out != PAD_ID
                 logits, target = model(b.src, b.tgt_in, keep), b.tgt_out[keep]
             else:

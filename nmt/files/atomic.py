@@ -10,28 +10,38 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)  # read the process umask: temp files are created 0600, outputs should not be
-FILE_MODE, DIR_MODE = 0o666 & ~_UMASK, 0o777 & ~_UMASK
+
+def _sibling(path: Path, suffix: str) -> Path:
+    """A fresh hidden name beside `path` (the caller creates it exclusively)."""
+    return path.parent / f".{path.name}.{uuid.uuid4().hex[:12]}{suffix}"
 
 
 @contextlib.contextmanager
 def atomic_open(path: Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
-    """Open a temporary sibling of `path` for writing; rename it over `path` on success."""
+    """Open a temporary sibling of `path` for writing; rename it over `path` on success.
+
+    The temporary is created with mode 0666 filtered by the process umask at that moment, as
+    `open()` would create `path` itself (`tempfile.mkstemp` would make it 0600, and reading the
+    umask needs `os.umask`, which sets it process-wide: not safe beside other threads)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    while True:
+        tmp = _sibling(path, ".tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -54,8 +64,7 @@ def staged_dir(path: Path) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    os.chmod(tmp, DIR_MODE)
+    tmp = _fresh_dir(path, ".tmp")
     try:
         yield tmp
     except BaseException:
@@ -63,9 +72,19 @@ def staged_dir(path: Path) -> Iterator[Path]:
         raise
     trash = None
     if path.exists():
-        trash = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
-        os.rmdir(trash)
+        trash = _sibling(path, ".old")
         os.replace(path, trash)
     os.replace(tmp, path)
     if trash is not None:
         shutil.rmtree(trash, ignore_errors=True)
+
+
+def _fresh_dir(path: Path, suffix: str) -> Path:
+    """Create a new empty directory beside `path`, mode 0777 filtered by the umask (as `mkdir`)."""
+    while True:
+        tmp = _sibling(path, suffix)
+        try:
+            tmp.mkdir(0o777)
+            return tmp
+        except FileExistsError:
+            continue

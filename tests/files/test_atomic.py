@@ -1,0 +1,76 @@
+"""nmt.files.atomic: outputs appear whole or not at all, with the modes `open()` would give them."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from nmt.files import atomic
+
+
+@pytest.fixture
+def umask() -> Iterator[Callable[[int], None]]:
+    """Set the process umask for one test and put the old one back."""
+    old = os.umask(0o022)
+    os.umask(old)
+
+    def set_umask(value: int) -> None:
+        os.umask(value)
+
+    yield set_umask
+    os.umask(old)
+
+
+def test_import_leaves_the_process_umask_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Setting the umask is process-wide: another thread creating a file meanwhile would get it."""
+    calls: list[int] = []
+    real = os.umask
+    monkeypatch.setattr(os, "umask", lambda mask: calls.append(mask) or real(mask))
+    importlib.reload(atomic)
+    assert calls == []
+
+
+def test_modes_follow_the_umask_in_force_when_writing(tmp_path: Path, umask) -> None:
+    umask(0o077)  # set after the module was imported
+    atomic.atomic_write_text(tmp_path / "out.txt", "x")
+    with atomic.staged_dir(tmp_path / "outdir") as tmp:
+        (tmp / "f").write_text("y")
+    assert stat.S_IMODE((tmp_path / "out.txt").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "outdir").stat().st_mode) == 0o700
+    umask(0o022)
+    atomic.atomic_write_text(tmp_path / "out.txt", "z")
+    with atomic.staged_dir(tmp_path / "outdir") as tmp:
+        (tmp / "f").write_text("w")
+    assert stat.S_IMODE((tmp_path / "out.txt").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "outdir").stat().st_mode) == 0o755
+    assert (tmp_path / "out.txt").read_text() == "z" and (tmp_path / "outdir" / "f").read_text() == "w"
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "out.txt"
+    target.write_text("good")
+    with pytest.raises(RuntimeError), atomic.atomic_open(target) as fh:
+        fh.write("half")
+        raise RuntimeError("interrupted")
+    assert target.read_text() == "good"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
+def test_a_failed_directory_leaves_the_old_one_and_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "old").write_text("good")
+    with pytest.raises(RuntimeError), atomic.staged_dir(target) as tmp:
+        (tmp / "new").write_text("half")
+        raise RuntimeError("interrupted")
+    assert [p.name for p in target.iterdir()] == ["old"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    with atomic.staged_dir(target) as tmp:
+        (tmp / "new").write_text("whole")
+    assert [p.name for p in target.iterdir()] == ["new"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # the old directory went too
