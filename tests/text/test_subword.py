@@ -1,4 +1,4 @@
-"""Stage 4, vocab: BPE subwords (nmt.subword): learning merges (checked against a naive reference
+"""Stage 4, vocab: BPE subwords (nmt.text.subword): learning merges (checked against a naive reference
 on Multi30k), segmenting and merging back, and merges files saved, loaded and rejected."""
 
 from __future__ import annotations

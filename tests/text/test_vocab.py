@@ -1,4 +1,4 @@
-"""Stage 4, vocab: the Vocabulary (nmt.vocab): fixed special ids, frequency order, encode/decode,
+"""Stage 4, vocab: the Vocabulary (nmt.text.vocab): fixed special ids, frequency order, encode/decode,
 and vocabulary files that are saved, checked by SHA-256 and rejected when malformed."""
 
 from __future__ import annotations
