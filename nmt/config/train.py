@@ -23,7 +23,8 @@ class TrainConfig:
     clip_norm: float | None = None  # clip the global gradient norm to this (null: no clipping)
     max_len: int = 128  # training pairs with more ids on a side are skipped
     val_bleu_sentences: int = 200  # validation sentences decoded greedily for BLEU each epoch (0: none)
-    early_stop_metric: Literal["val_bleu", "val_loss"] = "val_bleu"  # what early stopping watches
+    early_stop_metric: Literal["val_bleu", "val_loss"] = "val_bleu"  # what early stopping watches (val_bleu:
+    # higher is better, needs val_bleu_sentences > 0; val_loss: lower is better)
     patience: int = 5  # epochs without improvement before stopping
     save_every: int = 0  # also checkpoint every N updates (0: at epoch ends only)
     keep_last: int = 5  # epoch checkpoints kept (plus the best)
@@ -44,3 +45,6 @@ class TrainConfig:
         require(self.keep_last >= max(self.average_last, 1), "keep_last", "must be >= average_last")
         require(self.epochs >= 1 and self.patience >= 1, "epochs", "epochs and patience must be >= 1")
         require(self.max_steps is None or self.max_steps >= 1, "max_steps", "must be >= 1 or null")
+        require(self.early_stop_metric != "val_bleu" or self.val_bleu_sentences > 0, "early_stop_metric",
+                "val_bleu needs train.val_bleu_sentences > 0 (it is 0: no BLEU is computed); set "
+                "train.val_bleu_sentences > 0 or train.early_stop_metric: val_loss")

@@ -5,7 +5,8 @@ last `average_last` epoch checkpoints (paper 6.1), or the best / last. They are 
 self-contained model file (weights, config, vocabularies, tokenizer settings and a
 detokenizer learned from the training targets) and gated: the training loss stayed finite,
 the validation loss of the final model is below `train.max_val_loss`, and the file loads
-with `torch.load(weights_only=True)` with vocabularies matching data/vocab.
+with `torch.load(weights_only=True)` with vocabularies matching data/vocab (a file that does not
+is the gate's finding; any other exception in the check is a bug and propagates).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from pathlib import Path
 from nmt.command import arg, stage_main
 from nmt.config.data import TokenizeConfig
 from nmt.config.model import ModelConfig
-from nmt.config.params import Params
 from nmt.config.train import TrainConfig
+from nmt.errors import DataError
 from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
 from nmt.model import checkpoint
@@ -39,6 +40,11 @@ log = logging.getLogger(__name__)
 
 REPORT_NAME = "train"
 
+# what a model file that is unreadable or malformed makes the check raise: DataError from
+# `checkpoint.load` (torch.load's unpickling errors included) and `check_vocab_hashes`, OSError
+# from reading it, KeyError from a state without the vocabulary manifest
+MODEL_FILE_FAULTS = (DataError, OSError, KeyError)
+
 
 def final_weights(model: Transformer, cfg: TrainConfig, ckpt_dir: checkpoint.CheckpointDir) -> str:
     """Load the configured final weights into `model`; return how they were chosen."""
@@ -52,6 +58,15 @@ def final_weights(model: Transformer, cfg: TrainConfig, ckpt_dir: checkpoint.Che
         model.load_state_dict(checkpoint.load(best)["model"])
         return "best epoch checkpoint"
     return "weights at the end of training"
+
+
+@dataclass(frozen=True)
+class TrainParams:
+    """The params.yaml sections the train stage reads (only these: nmt.config.loader.load_sections)."""
+
+    model: ModelConfig  # the Transformer's shape
+    train: TrainConfig  # optimisation, batching, checkpoints, stopping
+    tokenize: TokenizeConfig  # lowercasing, recorded in the model file
 
 
 @dataclass(frozen=True)
@@ -102,8 +117,8 @@ def _finish(model: Transformer, prog: Progress, model_cfg: ModelConfig, cfg: Tra
         reloaded = checkpoint.load(staged)
         checkpoint.check_vocab_hashes(reloaded, vocabs, staged)
         ok, observed = True, "loads with weights_only=True; vocab SHA-256 match"
-    except Exception as exc:  # any failure here is the gate's finding
-        ok, observed = False, str(exc)
+    except MODEL_FILE_FAULTS as exc:  # a bad file is the gate's finding; anything else is a bug and propagates
+        ok, observed = False, str(exc) if isinstance(exc, DataError) else f"{type(exc).__name__}: {exc}"
     gate.check("model file", ok, "loadable, vocabularies match data/vocab", observed)
     gate.stats.update(final_weights=how, updates=prog.step, epochs=prog.epoch, val_loss=val_loss,
                       last_epoch=next((h for h in reversed(prog.history) if "val_loss" in h), None))
@@ -118,13 +133,13 @@ def _finish(model: Transformer, prog: Progress, model_cfg: ModelConfig, cfg: Tra
     return gate
 
 
-def run(params: Params, paths: TrainPaths) -> Gate | None:
+def run(params: TrainParams, paths: TrainPaths) -> Gate | None:
     return train_stage(params.model, params.train, params.tokenize, paths)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Multi-GPU: `torchrun --nproc_per_node N -m nmt.train.stage ...` (the arguments of dvc.yaml)."""
-    return stage_main("train", __doc__.split("\n\n")[0], TrainPaths, run, argv)
+    return stage_main("train", __doc__.split("\n\n")[0], TrainPaths, TrainParams, run, argv)
 
 
 if __name__ == "__main__":

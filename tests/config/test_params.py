@@ -167,6 +167,19 @@ def test_configs_compare_by_value():
     assert load_params(PARAMS).data == load_params(PARAMS).data
 
 
+def test_early_stopping_on_bleu_needs_bleu_sentences(tmp_path):
+    """train.early_stop_metric: val_bleu with train.val_bleu_sentences: 0 would watch a metric that
+    is never computed: one error naming both keys and the fix."""
+    params = repo_params()
+    params["train"].update(early_stop_metric="val_bleu", val_bleu_sentences=0)
+    path = write_params(tmp_path, params)
+    msg = load_error(path, "train")
+    assert msg.startswith(f"{path}: train.early_stop_metric: val_bleu needs train.val_bleu_sentences > 0"), msg
+    assert "train.early_stop_metric: val_loss" in msg
+    params["train"]["early_stop_metric"] = "val_loss"  # the fix it names loads
+    assert load_params(write_params(tmp_path, params)).train.val_bleu_sentences == 0
+
+
 # --------------------------------------------------------------------------- CLI
 
 

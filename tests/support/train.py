@@ -42,4 +42,8 @@ def copy_corpus(root: Path, n_train: int, n_val: int, symbols: int = 10, length:
 
 
 def tiny_train(**overrides) -> TrainConfig:
+    """TINY_TRAIN with `overrides`; without BLEU (`val_bleu_sentences=0`) and no metric given,
+    early stopping watches val_loss (val_bleu would be a ConfigError)."""
+    if overrides.get("val_bleu_sentences") == 0:
+        overrides.setdefault("early_stop_metric", "val_loss")
     return replace(TINY_TRAIN, **overrides)

@@ -55,11 +55,17 @@ def test_collate_shifts_target() -> None:
     assert b.n_tgt_tokens == 6
 
 
-def test_shards_are_disjoint_and_equal_sized() -> None:
+@pytest.mark.parametrize("world", [1, 2, 3, 4])
+def test_shards_are_disjoint_equal_sized_and_cover_the_epoch(world: int) -> None:
+    """Every rank gets as many batches, no batch twice, and together all of them but the
+    remainder of len(batches) / world (here 73 batches: 1 or 0 dropped)."""
     batches = make_batches(pairs(), 200, seed=0, epoch=0)
-    a, b = shard(batches, 0, 2), shard(batches, 1, 2)
-    assert len(a) == len(b) == len(batches) // 2
-    assert not {tuple(x) for x in a} & {tuple(x) for x in b}
+    shards = [shard(batches, rank, world) for rank in range(world)]
+    usable = len(batches) - len(batches) % world
+    assert all(len(s) == usable // world for s in shards)
+    taken = [tuple(b) for s in shards for b in s]
+    assert len(set(taken)) == len(taken) == usable  # disjoint
+    assert set(taken) <= {tuple(b) for b in batches}  # so they cover all but the remainder
 
 
 def test_padding_waste_counts_pad_positions() -> None:
