@@ -5,14 +5,17 @@ Per gate report a stage declares in dvc.yaml: a `gate-<name>` markdown artifact.
 included), a `pipeline-summary` markdown and, when it completed, its `dvc.lock` (`dvc-lock`),
 enough to `dvc pull` that model version. When the run registered its model: a `promotion`
 table (champion and challenger scores) and a `promotion-decision` markdown (the reason).
-Gate reports are read with `nmt.gates.reports`.
+Gate reports are read with `nmt.gates.reports`; a report is this run's when the run wrote it
+(`written_reports`: DVC ran its stage, and it passed or changed the report; content digests,
+never file times), else the last run's.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,8 +66,9 @@ class PipelineReport:
     """The flow's return value."""
 
     project: str
-    started: float  # time.time() at the start: gate reports newer than this are this run's
     stages: list[StageResult] = field(default_factory=list)
+    # stage -> report_digests() as the run began: a stage that failed wrote the reports it changed
+    digests: dict[str, dict[str, str | None]] = field(default_factory=dict)
     overrides: dict[str, Any] = field(default_factory=dict)
     pushed: str | None = None  # DVC's push summary; None when push was off or not reached
     experiment: str | None = None  # the DVC experiment the run was saved as
@@ -75,10 +79,37 @@ class PipelineReport:
         return [s.stage for s in self.stages if s.ran]
 
 
-def stage_gates(project: Path, spec: StageSpec, since: float) -> list[GateSeen]:
-    """The gate reports among the files the stage declares."""
-    found = [(read_gate_report(project / rel), project / rel) for rel in spec.outputs if rel.endswith(".json")]
-    return [GateSeen(r, spec.name, path.stat().st_mtime >= since - 1.0) for r, path in found if r is not None]
+def report_digests(project: Path, spec: StageSpec) -> dict[str, str | None]:
+    """sha256 of each JSON file the stage declares (gate report candidates), None when absent."""
+    def digest(path: Path) -> str | None:
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+    return {rel: digest(project / rel) for rel in spec.outputs if rel.endswith(".json")}
+
+
+def changed_reports(project: Path, spec: StageSpec, before: Mapping[str, str | None]) -> set[str]:
+    """The stage's JSON files whose content is not what `report_digests` saw in `before`."""
+    return {rel for rel, digest in report_digests(project, spec).items()
+            if digest is not None and digest != before.get(rel)}
+
+
+def written_reports(project: Path, spec: StageSpec, before: Mapping[str, str | None], ran: bool,
+                    succeeded: bool) -> set[str]:
+    """The stage's JSON files this run wrote, from what the run did, never from clocks or mtimes:
+    none if DVC did not run the stage; all if it ran and succeeded (it passed its gate, which
+    wrote the report); if it ran and failed, those whose content changed (a stage can fail
+    before its gate writes anything, leaving the last run's report)."""
+    if not ran:
+        return set()
+    if succeeded:
+        return {rel for rel, digest in report_digests(project, spec).items() if digest is not None}
+    return changed_reports(project, spec, before)
+
+
+def stage_gates(project: Path, spec: StageSpec, written: Collection[str]) -> list[GateSeen]:
+    """The gate reports among the files the stage declares; fresh: among `written`, this run's."""
+    found = [(read_gate_report(project / rel), rel) for rel in spec.outputs if rel.endswith(".json")]
+    return [GateSeen(r, spec.name, rel in written) for r, rel in found if r is not None]
 
 
 def publish_gate(gate: GateSeen) -> None:
@@ -162,12 +193,20 @@ def summary_markdown(report: PipelineReport, selected: Sequence[StageSpec], gate
     return "\n".join(lines + ["", f"DVC push: {pushed}"]) + "\n"
 
 
+def run_gates(project: Path, spec: StageSpec, report: PipelineReport) -> list[GateSeen]:
+    """A stage's gates as the run left them: those of its result; with none (the stage failed or
+    never started), its reports, this run's if the run changed them."""
+    result = next((s for s in report.stages if s.stage == spec.name), None)
+    if result is not None:
+        return list(result.gates)
+    before = report.digests.get(spec.name)
+    return stage_gates(project, spec, changed_reports(project, spec, before) if before is not None else ())
+
+
 def publish_run_artifacts(project: Path, specs: Sequence[StageSpec], selected: Sequence[StageSpec],
                           report: PipelineReport, error: str | None) -> None:
     """The run's `gates` and `metrics` tables, `pipeline-summary` and (completed runs) `dvc-lock`."""
-    by_stage = {s.stage: s for s in report.stages}
-    gates = [g for spec in specs for g in (by_stage[spec.name].gates if spec.name in by_stage
-                                           else stage_gates(project, spec, report.started))]
+    gates = [g for spec in specs for g in run_gates(project, spec, report)]
     if gates:
         create_table_artifact([{"gate": g.report.stage, "stage": g.stage,
                                 "result": "PASSED" if g.report.success else "FAILED", "checks": len(g.report.checks),

@@ -17,13 +17,14 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from flows.tools import dvc_command, git, tool_env
 
 ROOT = Path(__file__).resolve().parents[1]
 _NMT_ERROR = re.compile(r"^nmt [\w-]+: error: (?P<msg>.+)$")
@@ -215,7 +216,7 @@ def check_git_ready(project: Path) -> None:
 
 
 def _git(project: Path, *args: str, check: bool = True) -> str:
-    result = subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=False)
+    result = git(project, *args)
     if result.returncode != 0 and check:
         raise PipelineError(f"git {' '.join(args)} in {project}: {result.stderr.strip()} (the registry needs the "
                             "project to be a git repository with a first commit)")
@@ -223,14 +224,13 @@ def _git(project: Path, *args: str, check: bool = True) -> str:
 
 
 def run_dvc(project: Path, args: Sequence[str], logger: logging.Logger | logging.LoggerAdapter) -> tuple[int, list[str]]:
-    """`dvc ARGS` in `project` with the venv's dvc and bin first on PATH (so stages find the
-    venv's python); its output goes to `logger`. Returns (exit code, its last 400 lines)."""
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]), "DVC_NO_ANALYTICS": "1"}
-    dvc = bin_dir / "dvc"
+    """`dvc ARGS` in `project`, run by this interpreter with its bin first on PATH (so stages find
+    the venv's python: flows/tools.py); its output goes to `logger`. Returns (exit code, its last
+    400 lines)."""
+    command = dvc_command(*args)
     logger.info("$ dvc %s  (in %s)", " ".join(args), project)
     tail: collections.deque[str] = collections.deque(maxlen=400)
-    proc = subprocess.Popen([str(dvc) if dvc.is_file() else "dvc", *args], cwd=project, env=env, text=True,
+    proc = subprocess.Popen(command, cwd=project, env=tool_env(), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, errors="replace", bufsize=1)
     try:
         for raw in proc.stdout or ():

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flows.tools import ToolMissing, dvc_command, tool_env
 from nmt.files.atomic import atomic_write_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,10 +114,11 @@ def replace_block(text: str, block_id: str, body: str) -> str:
 
 
 def dvc_exp_show(project: Path, revs: int) -> list[dict[str, Any]]:
-    proc = subprocess.run(["dvc", "exp", "show", "--json", "-n", str(revs)], cwd=project, capture_output=True,
-                          text=True)
+    proc = subprocess.run(dvc_command("exp", "show", "--json", "-n", str(revs)), cwd=project, env=tool_env(),
+                          capture_output=True, text=True)
     if proc.returncode != 0:
-        raise SystemExit(f"experiments: `dvc exp show` failed: {proc.stderr.strip().splitlines()[-1:]}")
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SystemExit(f"experiments: `dvc exp show` failed: {last}")
     return json.loads(proc.stdout)
 
 
@@ -129,7 +131,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--revs", type=int, default=5, help="commits back from HEAD whose experiments are read")
     p.add_argument("--out", type=Path, default=ROOT / "reports" / "experiments.md")
     args = p.parse_args(argv)
-    rows = experiments(dvc_exp_show(ROOT, args.revs), args.split, args.match)
+    try:
+        shown = dvc_exp_show(ROOT, args.revs)
+    except ToolMissing as exc:
+        print(f"experiments: error: {exc}", file=sys.stderr)
+        return 1
+    rows = experiments(shown, args.split, args.match)
     if not rows:
         print(f"experiments: no experiment matches {args.match!r}; see `dvc exp show`", file=sys.stderr)
         return 1

@@ -19,21 +19,18 @@ Run once without a server: `python -m flows.pipeline --help`.
 from __future__ import annotations
 
 import argparse
+import logging
 import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import yaml
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
-from prefect.client.orchestration import get_client
-from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
-from prefect.concurrency.sync import concurrency
-from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 from prefect.runtime import flow_run
 from prefect.states import Completed, State
 from prefect.tasks import Task
@@ -45,8 +42,11 @@ from flows.artifacts import (
     publish_gate,
     publish_promotion,
     publish_run_artifacts,
+    report_digests,
     stage_gates,
+    written_reports,
 )
+from flows.concurrency import pipeline_lock
 from flows.dvc_project import (
     PipelineError,
     StageSpec,
@@ -67,63 +67,64 @@ from flows.registry import declared_artifacts, markdown, promote_commit, promote
 from nmt.config.promote import PromoteConfig
 from nmt.files.atomic import atomic_write_text
 
-PIPELINE_LIMIT = "nmt-pipeline"  # Prefect global concurrency limit: one pipeline run at a time
 NOT_PROMOTED = "Not promoted"  # final state (type Completed) of a run whose model did not take prod
 DOWNLOAD_RETRIES = 2  # the only stage that talks to the network
 DOWNLOAD_RETRY_DELAYS_S = [30, 120]
+Logger = logging.Logger | logging.LoggerAdapter  # the run logger Prefect gives a flow
 
 
 class StageFailed(RuntimeError):
     """A DVC stage (or `dvc push`) exited non-zero; the message is the stage's own."""
 
 
-class PipelineBusy(RuntimeError):
-    """Another pipeline run holds the `nmt-pipeline` concurrency slot."""
-
-
-def ensure_pipeline_limit() -> None:
-    """Create the one-slot global concurrency limit `nmt-pipeline` if missing (re-arm it if changed)."""
-    with get_client(sync_client=True) as client:
-        try:
-            existing = client.read_global_concurrency_limit_by_name(PIPELINE_LIMIT)
-        except ObjectNotFound:
-            try:
-                client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=PIPELINE_LIMIT, limit=1))
-            except ObjectAlreadyExists:  # another first run created it meanwhile
-                pass
-            return
-        if existing.limit != 1 or not existing.active:
-            client.update_global_concurrency_limit(PIPELINE_LIMIT, GlobalConcurrencyLimitUpdate(limit=1, active=True))
+@contextmanager
+def overrides_taken_back(project: Path, specs: Sequence[StageSpec], params: dict[str, Any] | None,
+                         logger: Logger) -> Iterator[None]:
+    """With params overrides: params.yaml, dvc.lock and the uncached outputs saved before the
+    block and put back after it (the cached outputs checked out again), however it ends."""
+    if not params:
+        yield
+        return
+    saved = snapshot(project, specs)
+    try:
+        yield
+    finally:
+        restore(project, saved, logger)
+        logger.info("params.yaml, dvc.lock and the outputs are back as before the run")
 
 
 @contextmanager
-def pipeline_lock(timeout_s: float | None) -> Iterator[None]:
-    """Hold the `nmt-pipeline` slot for the block; wait up to `timeout_s` (None: forever)."""
-    ensure_pipeline_limit()
-    stack = ExitStack()
+def artifacts_published(project: Path, specs: Sequence[StageSpec], selected: Sequence[StageSpec],
+                        report: PipelineReport, logger: Logger) -> Iterator[None]:
+    """After the block, however it ends: the run's artifacts, with its error if it raised one.
+    A Prefect API failure here is logged, never raised (what comes after must still happen)."""
+    error: str | None = None
     try:
-        stack.enter_context(concurrency(PIPELINE_LIMIT, occupy=1, timeout_seconds=timeout_s, strict=True,
-                                        raise_on_lease_renewal_failure=False))
-    except TimeoutError:
-        raise PipelineBusy(f"another nmt pipeline run holds the Prefect concurrency limit {PIPELINE_LIMIT!r} "
-                           f"(waited {timeout_s:g} s); nothing was run. Wait for it to finish (Prefect UI: Runs, "
-                           "Concurrency) or pass a larger lock_timeout_s") from None
-    with stack:
         yield
+    except BaseException as exc:
+        error = str(exc) or type(exc).__name__
+        raise
+    finally:
+        try:
+            publish_run_artifacts(project, specs, selected, report, error)
+        except Exception as exc:
+            logger.warning("could not publish the run's artifacts: %s", exc)
 
 
 @task(cache_policy=NO_CACHE)
 def run_stage(project: Path, spec: StageSpec) -> StageResult:
     """`dvc repro --single-item STAGE`; publish its gate reports; fail with the stage's message."""
-    logger, started = get_run_logger(), time.time()
+    logger, started = get_run_logger(), time.monotonic()
+    before = report_digests(project, spec)
     code, lines = run_dvc(project, ["repro", "--single-item", spec.name], logger)
-    gates = stage_gates(project, spec, since=started)
+    ran = stage_ran(lines, spec.name)
+    gates = stage_gates(project, spec, written_reports(project, spec, before, ran, succeeded=code == 0))
     for gate in gates:
         if code == 0 or gate.fresh:  # a failed stage's stale report would describe the last good run
             publish_gate(gate)
     if code != 0:
         raise StageFailed(f"stage '{spec.name}' failed: {failure_message(lines)}")
-    return StageResult(spec.name, stage_ran(lines, spec.name), time.time() - started, tuple(gates))
+    return StageResult(spec.name, ran, time.monotonic() - started, tuple(gates))
 
 
 def stage_task(stage: str) -> Task[..., StageResult]:
@@ -185,14 +186,15 @@ def pipeline(stages: list[str] | None = None, params: dict[str, Any] | None = No
     project = resolve_project(project_dir)
     specs = read_stages(project)
     selected = select_stages(specs, stages)
-    report = PipelineReport(project=str(project), started=time.time())
+    report = PipelineReport(project=str(project))
     with pipeline_lock(lock_timeout_s):
         recover(project, logger)  # a run killed before it could take its overrides back
+        report.digests = {spec.name: report_digests(project, spec) for spec in specs}  # to tell this run's reports
         # the rule as committed (an override cannot loosen it), checked before hours of training
         rule = registry_preflight(project, experiment) if registry and declared_artifacts(project) else None
-        error: str | None = None
-        saved = snapshot(project, specs) if params else None
-        try:
+        # leaving the block: first the artifacts, while the workspace holds this run's reports; then the take-back
+        with overrides_taken_back(project, specs, params, logger), \
+                artifacts_published(project, specs, selected, report, logger):
             report.overrides = apply_param_overrides(project / "params.yaml", params or {})
             if report.overrides:
                 logger.info("params overrides for this run only: %s", report.overrides)
@@ -201,23 +203,10 @@ def pipeline(stages: list[str] | None = None, params: dict[str, Any] | None = No
             if push:  # first: a version is registered only once its data is in the remote
                 report.pushed = push_outputs(project, [s.name for s in selected], remote)
             if rule is not None and _registrable(specs, selected, report, logger):
-                name = experiment or str(flow_run.name or "nmt-run")
-                report.experiment = name
-                commit = record_experiment(project, name, specs)
+                report.experiment = experiment or str(flow_run.name or "nmt-run")
+                commit = record_experiment(project, report.experiment, specs)
                 gates_passed = all(g.report.success for s in report.stages for g in s.gates)
                 report.promotion = register_model(project, commit, gates_passed, rule)
-        except BaseException as exc:
-            error = str(exc) or type(exc).__name__
-            raise
-        finally:
-            try:  # first, while the workspace still holds this run's metrics and gate reports
-                publish_run_artifacts(project, specs, selected, report, error)
-            except Exception as exc:  # the put-back below must happen whatever the Prefect API does
-                logger.warning("could not publish the run's artifacts: %s", exc)
-            finally:
-                if saved is not None:
-                    restore(project, saved, logger)
-                    logger.info("params.yaml, dvc.lock and the outputs are back as before the run")
     logger.info("done: ran %s", ", ".join(report.ran) or "nothing (everything up to date)")
     if report.promotion is not None and not report.promotion.promoted:
         return Completed(name=NOT_PROMOTED, data=report,

@@ -18,7 +18,6 @@ import argparse
 import json
 import re
 import logging
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from flows.tools import ToolMissing, git
 from nmt.config.loader import from_dict, read_yaml
 from nmt.config.promote import PromoteConfig
 from nmt.errors import ConfigError, NmtError
@@ -107,7 +107,7 @@ def markdown(decision: Decision, version: str, artifact: str, stage: str = "prod
 
 
 def _git(repo: Path, *args: str) -> str:
-    result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
+    result = git(repo, *args)
     if result.returncode != 0:
         raise RegistryError(f"git {' '.join(args)} in {repo}: {result.stderr.strip() or result.stdout.strip()}")
     return result.stdout
@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         drop = cfg.max_bleu_drop if args.max_bleu_drop is None else args.max_bleu_drop
         decision, version, registry = promote_commit(repo, args.rev, drop, cfg.stage)
-    except (RegistryError, NmtError, OSError, GTOException) as exc:
+    except (RegistryError, ToolMissing, NmtError, OSError, GTOException) as exc:
         print(f"python -m flows.registry: error: {exc}", file=sys.stderr)
         return 1
     args.report.parent.mkdir(parents=True, exist_ok=True)

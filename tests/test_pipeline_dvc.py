@@ -4,7 +4,8 @@ configuration (tests/support/smoke_params.yaml: the real data stages, a tiny mod
 Checks what a user sees: `dvc repro` builds every data output through the gates, a second
 run does nothing, a code edit or a params change re-runs only the stages it touches, tokenization is served
 from the content cache when going back to earlier params, and a failing gate fails the
-stage while the previous outputs and dvc.lock stay as they were.
+stage while the previous outputs and dvc.lock stay as they were. The project is built once
+per module (`built`); a test that changes params or outputs works on its own copy of it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support.scratch import build_project, commit_project, project_env
+from support.scratch import build_project, commit_project, copy_project, project_env
 from support.scratch import dvc as _dvc
 
 pytestmark = pytest.mark.slow
@@ -38,20 +39,28 @@ def _set_param(project: Path, section: str, key: str, value) -> None:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_project(tmp_path_factory.mktemp("project"))
+def env(mirror: Path) -> dict:
+    return project_env(mirror)
 
 
 @pytest.fixture(scope="module")
-def env(mirror: Path, project: Path) -> dict:
-    e = project_env(mirror)
-    commit_project(project, e)  # DVCLive needs a commit
-    return e
-
-
-def test_repro_builds_gated_outputs_then_is_up_to_date(project: Path, env: dict) -> None:
+def built(tmp_path_factory: pytest.TempPathFactory, env: dict) -> Path:
+    """The scratch project after its first `dvc repro`, once per module; tests that change it use `workspace`."""
+    project = build_project(tmp_path_factory.mktemp("project"))
+    commit_project(project, env)  # DVCLive needs a commit
     first = _dvc(project, env, "repro")
     assert first.returncode == 0, first.stderr + first.stdout
+    return project
+
+
+@pytest.fixture
+def workspace(built: Path, tmp_path: Path) -> Path:
+    """This test's own copy of the built project."""
+    return copy_project(built, tmp_path / "project")
+
+
+def test_repro_builds_gated_outputs_then_is_up_to_date(built: Path, env: dict) -> None:
+    project = built
     for path in ("data/raw/train.de.gz", "data/validated/train.en", "data/tokens/val.de.tsv",
                  "data/vocab/src.vocab", "data/vocab/manifest.json"):
         assert (project / path).is_file(), path
@@ -80,8 +89,9 @@ def _changed_stages(project: Path, env: dict) -> set[str]:
     ("nmt/decode/translator.py", {"evaluate", "export", "ctranslate2"}),  # train decodes with nmt/decode/backend.py and search.py only
     ("nmt/runtime/session.py", {"export", "ctranslate2"}),
 ])
-def test_code_edit_reruns_exactly_the_stages_that_import_it(project: Path, env: dict, edited: str,
+def test_code_edit_reruns_exactly_the_stages_that_import_it(built: Path, env: dict, edited: str,
                                                             expected: set[str]) -> None:
+    project = built  # the edit is taken back below
     assert _changed_stages(project, env) == set()
     path = project / edited
     original = path.read_bytes()
@@ -93,7 +103,8 @@ def test_code_edit_reruns_exactly_the_stages_that_import_it(project: Path, env: 
     assert _changed_stages(project, env) == set()
 
 
-def test_vocab_change_does_not_retokenize(project: Path, env: dict) -> None:
+def test_vocab_change_does_not_retokenize(workspace: Path, env: dict) -> None:
+    project = workspace
     _set_param(project, "vocab", "min_freq", 3)
     run = _dvc(project, env, "repro")
     assert run.returncode == 0, run.stderr
@@ -101,7 +112,8 @@ def test_vocab_change_does_not_retokenize(project: Path, env: dict) -> None:
     assert "Running stage 'vocab'" in run.stdout
 
 
-def test_going_back_to_earlier_tokenize_params_hits_the_cache(project: Path, env: dict) -> None:
+def test_going_back_to_earlier_tokenize_params_hits_the_cache(workspace: Path, env: dict) -> None:
+    project = workspace
     _set_param(project, "tokenize", "lowercase", True)
     assert _dvc(project, env, "repro", "tokenize").returncode == 0
     stats = json.loads((project / "reports/validation/tokens.json").read_text())["stats"]["cache"]
@@ -115,8 +127,8 @@ def test_going_back_to_earlier_tokenize_params_hits_the_cache(project: Path, env
     assert stats["hits"] == 6 and stats["misses"] == 0
 
 
-def test_failed_gate_fails_stage_and_keeps_previous_outputs(project: Path, env: dict) -> None:
-    assert _dvc(project, env, "repro").returncode == 0
+def test_failed_gate_fails_stage_and_keeps_previous_outputs(workspace: Path, env: dict) -> None:
+    project = workspace
     before, lock = _tree_digest(project / "data/validated"), (project / "dvc.lock").read_text()
     _set_param(project, "validate", "min_train_pairs", 10**6)
     run = _dvc(project, env, "repro")

@@ -2,7 +2,8 @@
 `reports/bleu.md`. Static HTML with relative links only (no CDN), so they read the same
 offline, from a file:// URL or a CI artifact. The pages share one stylesheet and one small
 script in `reports/assets/` (`write_assets`); the script marks any image that fails to load,
-so a broken report is visible (and testable in a headless browser).
+so a broken report is visible (and testable in a headless browser). The gate table lists the
+gates of the stages up to evaluate (`REPORT_GATES`), never a later stage's from another run.
 """
 
 from __future__ import annotations
@@ -13,7 +14,12 @@ from typing import Any
 
 from nmt.evaluate.attention import KINDS
 from nmt.evaluate.scoring import CHRF_LABEL, LENGTH_LABEL, NLTK_LABEL, SACREBLEU_LABEL, UNK_LABEL
-from nmt.gates.reports import GateReport
+from nmt.gates.reports import GateReport, read_gate_report
+
+# The gates the report shows, in pipeline order: those of the stages download..evaluate, which
+# ran before the report is written. Later stages' gates (export, ctranslate2) are left out: their
+# reports in the folder are from an earlier run.
+REPORT_GATES = ("raw", "tokens", "vocab", "train", "evaluate")
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #222; }
@@ -80,6 +86,12 @@ def metrics_section(metrics: dict[str, Any]) -> str:
             f"<li>length ratio: {escape(LENGTH_LABEL)}</li></ul>\n<p>Signatures:</p><ul>{sigs}</ul>\n"
             f"<p>Decoding: beam {d['beam_size']}, length penalty alpha {d['alpha']}, "
             f"max length = source length + {d['max_extra']} (Vaswani et al. 2017, section 6.1).</p>\n")
+
+
+def report_gates(gate_dir: Path) -> list[GateReport]:
+    """The gate reports of `REPORT_GATES` found in `gate_dir`, in that order."""
+    found = (read_gate_report(Path(gate_dir) / f"{name}.json") for name in REPORT_GATES)
+    return [g for g in found if g is not None]
 
 
 def gates_section(gates: list[GateReport], gate_dir: str) -> str:

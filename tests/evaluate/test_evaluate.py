@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import sacrebleu
+import yaml
 
 from nmt.config.data import TokenizeConfig
 from nmt.config.evaluate import Decoding, EvaluateConfig
@@ -20,9 +21,12 @@ from nmt.config.model import ModelConfig
 from nmt.decode.translator import Translator
 from nmt.errors import DataError, GateError
 from nmt.evaluate.attention import KINDS, capture
+from nmt.evaluate import report
 from nmt.evaluate.scoring import bleu_by_length, corpus_scores, sentence_bleu
 from nmt.evaluate.stage import EvaluatePaths, evaluate_stage
+from nmt.gates.gate import Gate
 from nmt.train.stage import TrainPaths, train_stage
+from support.corpus import ROOT
 from support.train import copy_corpus, tiny_train, write_split
 
 N_TEST = 40
@@ -37,7 +41,8 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A copy-task model file, a validated test set (raw text) and its tokens."""
     root = tmp_path_factory.mktemp("evaluate")
     tokens, vocab = copy_corpus(root / "corpus", n_train=2000, n_val=40, seed=3)
-    cfg = tiny_train(max_tokens=1200, epochs=8, warmup=100, lr_factor=0.5, val_bleu_sentences=0, log_every=50,
+    cfg = tiny_train(max_tokens=1200, epochs=8, warmup=100, lr_factor=0.5, val_bleu_sentences=0,
+                     early_stop_metric="val_loss", log_every=50,
                      num_threads=0, average_last=1, keep_last=1)
     model_cfg = ModelConfig(n_layers=2, d_model=64, n_heads=4, d_ff=128, dropout=0.0, max_len=64)
     reports = root / "reports"
@@ -73,7 +78,8 @@ def test_metrics_json_per_test_set_labelled_on_0_100(evaluated: dict[str, Path])
     assert m["sacrebleu"] > 60  # the copy model copies
     assert "tok:13a" in m["sacrebleu_signature"] and "case:mixed" in m["sacrebleu_signature"]
     assert m["chrf_signature"].startswith("nrefs:1") and "nc:6" in m["chrf_signature"]
-    assert m["decoding"] == {"beam_size": 2, "alpha": 0.6, "max_extra": 50}
+    cfg = _config()
+    assert m["decoding"] == {"beam_size": 2, "alpha": cfg.alpha, "max_extra": cfg.max_extra}  # what decoded
     assert m["sentences"] == N_TEST
 
 
@@ -137,6 +143,36 @@ def test_a_failure_while_rendering_keeps_the_previous_report_whole(evaluated: di
         evaluate_stage(_config(beam_size=1), EvaluatePaths(s["model"], s["data"], s["tokens"], reports, reports / "validation"))
     assert all(p.read_bytes() == b for p, b in before.items())
     assert not list(reports.glob(".*.tmp"))  # staged directories cleaned up
+
+
+def _gate_rows(html: str) -> list[str]:
+    """The gate names of the report's gate table, top to bottom (each links to its <name>.md)."""
+    table = html[html.index("<h2>Validation gates</h2>"):]
+    table = table[:table.index("</table>")]
+    return re.findall(r'<a href="[^"]*/([\w-]+)\.md">', table)
+
+
+def test_report_shows_only_the_gates_of_stages_up_to_evaluate(setup: dict[str, Path], tmp_path: Path) -> None:
+    """The export and ctranslate2 stages run after evaluate: their reports in the gates folder are
+    the previous run's and must not appear (the table showed a stale ctranslate2 gate)."""
+    s, gates = setup, tmp_path / "validation"
+    for name in ("ctranslate2", "export", "train", "raw"):  # left by an earlier run
+        stale = Gate(name)
+        stale.check("earlier run", True, "anything", "anything")
+        stale.finish(gates)
+    evaluate_stage(_config(beam_size=1), EvaluatePaths(s["model"], s["data"], s["tokens"], tmp_path / "reports", gates))
+    rows = _gate_rows((tmp_path / "reports" / "index.html").read_text())
+    assert rows == ["raw", "train", "evaluate"]  # pipeline order, only the stages that ran before the report
+
+
+def test_report_gates_are_those_of_the_stages_up_to_evaluate_in_dvc_yaml() -> None:
+    """REPORT_GATES follows dvc.yaml: a stage added before evaluate must be added there too."""
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    names = list(stages)
+    gates = [re.fullmatch(r"reports/validation/([\w-]+)\.json", path)
+             for name in names[:names.index("evaluate") + 1]
+             for entry in stages[name].get("metrics") or [] for path in ([entry] if isinstance(entry, str) else entry)]
+    assert report.REPORT_GATES == tuple(m.group(1) for m in gates if m)
 
 
 def test_missing_test_set_names_the_file(setup: dict[str, Path], tmp_path: Path) -> None:

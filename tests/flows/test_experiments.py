@@ -1,17 +1,23 @@
 """The sweep's table (flows/experiments.py) and the committed reports/experiments.md.
 
-The table is built from `dvc exp show --json`; the committed report must hold the sweep and
-name the defaults it chose, and those must be what params.yaml says (issue 11)."""
+The table is built from `dvc exp show --json`, with DVC run by this interpreter (the venv's
+bin need not be on PATH); the committed report must hold the sweep and name the defaults it
+chose, and those must be what params.yaml says (issue 11)."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
+from pathlib import Path
 
+import pytest
 import yaml
 
+from flows import experiments as fe
 from flows.experiments import experiments, replace_block, shared_changes, table_markdown
 from support.corpus import ROOT
+from support.scratch import build_tiny_project, dvc, project_env
 
 REPORT = ROOT / "reports" / "experiments.md"
 
@@ -76,3 +82,21 @@ def test_committed_sweep_table_is_present_and_its_chosen_defaults_are_params_yam
         except ValueError:
             value = text_value  # a bare word such as bpe
         assert _param(params, key) == value, f"{key}: params.yaml has {_param(params, key)!r}, the report {value!r}"
+
+
+def test_the_table_is_made_without_the_venv_bin_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`.venv/bin/python -m flows.experiments` with the venv not activated died with
+    FileNotFoundError: 'dvc'. Here PATH holds git and nothing else."""
+    project = build_tiny_project(tmp_path / "tiny", project_env(), tmp_path / "remote")
+    ran = dvc(project, project_env(), "exp", "run", "-n", "fewer", "-S", "prepare.lines=4")
+    assert ran.returncode == 0, ran.stderr
+    only_git = tmp_path / "bin"
+    only_git.mkdir()
+    (only_git / "git").symlink_to(shutil.which("git"))
+    monkeypatch.setenv("PATH", str(only_git))
+    monkeypatch.setattr(fe, "ROOT", project)
+    out = tmp_path / "experiments.md"
+    assert fe.main(["--id", "t", "--split", "test", "--revs", "1", "--out", str(out)]) == 0
+    table = out.read_text()
+    assert "Every run here: `prepare.lines=4`." in table  # the params DVC reported
+    assert "| fewer | (baseline) | 2.00 |" in table  # and the metric (the tiny score: 4 lines / 2)

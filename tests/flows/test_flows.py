@@ -1,12 +1,15 @@
 """The Prefect flow (flows/pipeline.py) under `prefect_test_harness`.
 
-End to end on a scratch copy of the project with the smoke configuration: a full run
-completes (one task per dvc.yaml stage, gate and metrics artifacts, outputs pushed and
-restorable with `dvc pull`); a second run does no stage work; a corrupted raw file fails
-the validate gate and the flow run with the gate's message; a params override reaches the
-stage and is taken back after the run; a second run is turned away while another holds the pipeline's concurrency slot.
+End to end on a scratch copy of the project with the smoke configuration, run in full once
+per module (`first_run`) for every test that needs a built project: the full run completes
+(one task per dvc.yaml stage, gate and metrics artifacts, outputs pushed and restorable with
+`dvc pull`); a second run does no stage work; a corrupted raw file fails the validate gate and
+the flow run with the gate's message; a params override reaches the stage and is taken back
+after the run. Tests that change the built project work on their own copy of it. A second
+run is turned away while another holds the pipeline's concurrency slot (a two-stage project).
 The helpers (dvc.yaml parsing, stage selection, params overrides, messages: flows/dvc_project.py;
-the run summary: flows/artifacts.py) are tested directly.
+the run summary: flows/artifacts.py) are tested directly; which gate reports are a run's own:
+test_gate_freshness.py.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ import yaml
 from support.scratch import (
     ROOT,
     build_project,
+    build_tiny_project,
     commit_project,
+    copy_project,
     dvc,
     isolate_prefect,
     project_env,
@@ -45,10 +50,20 @@ from prefect.states import State
 from prefect.testing.utilities import prefect_test_harness
 
 from flows import artifacts as fa
+from flows import concurrency as fc
 from flows import dvc_project as dp
 from flows import pipeline as pl
 
-GATES = ("raw", "tokens", "vocab", "train", "evaluate", "export", "ctranslate2")  # every stage gate of dvc.yaml
+GATE_REPORT = re.compile(r"reports/validation/([\w-]+)\.json")  # where a stage's gate writes its report
+
+
+def gate_names(project: Path = ROOT) -> list[str]:
+    """Every stage gate of dvc.yaml, in stage order: the gate reports its stages declare as metrics."""
+    return [m.group(1) for spec in dp.read_stages(project) for path in spec.metrics
+            if (m := GATE_REPORT.fullmatch(path))]
+
+
+GATES = gate_names()
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +84,22 @@ def env(monkeypatch: pytest.MonkeyPatch, mirror: Path, harness: None) -> dict:
     """The flow passes its environment to DVC: point the download stage at the mirror."""
     monkeypatch.setenv("NMT_DATA_MIRROR", str(mirror))
     return project_env(mirror)
+
+
+@pytest.fixture(scope="module")
+def first_run(project: Path, mirror: Path, harness: None) -> State:
+    """The project's first full run (every stage runs), once per module: what a built project needs."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("NMT_DATA_MIRROR", str(mirror))
+        state = run(project)
+    assert state.is_completed(), state.message
+    return state
+
+
+@pytest.fixture
+def own_copy(project: Path, first_run: State, tmp_path: Path) -> Path:
+    """A copy of the built project for a test that changes it."""
+    return copy_project(project, tmp_path / "project")
 
 
 def run(project: Path, **params) -> State:
@@ -108,9 +139,9 @@ def tree_state(project: Path, *dirs: str) -> dict[str, int]:
 
 
 @pytest.mark.slow
-def test_full_run_completes_publishes_gates_and_pushes(project: Path, env: dict) -> None:
-    state = run(project)
-    assert state.is_completed(), state.message
+def test_full_run_completes_publishes_gates_and_pushes(first_run: State, project: Path, env: dict,
+                                                       tmp_path: Path) -> None:
+    state = first_run
     report = state.result()
     stages = stage_names(project)
     assert report.ran == stages  # every stage ran, in dvc.yaml order
@@ -122,7 +153,7 @@ def test_full_run_completes_publishes_gates_and_pushes(project: Path, env: dict)
     for gate in GATES:
         assert found[f"gate-{gate}"].data.startswith(f"# Gate `{gate}`: PASSED")
     gate_rows = {r["gate"]: r for r in table(found["gates"])}
-    assert set(GATES) <= gate_rows.keys()
+    assert gate_rows.keys() == set(GATES)
     assert all(r["result"] == "PASSED" and r["from this run"] for r in gate_rows.values())
     live = json.loads((project / "reports/train/live/metrics.json").read_text())
     metrics = {(r["file"], r["metric"]): r["value"] for r in table(found["metrics"])}
@@ -132,22 +163,23 @@ def test_full_run_completes_publishes_gates_and_pushes(project: Path, env: dict)
     assert metrics[("reports/metrics.json", "test_2016_flickr.sacrebleu")] == bleu
     assert found["pipeline-summary"].data.startswith("# nmt pipeline: COMPLETED")
 
-    # pushed to the default remote: the model comes back from it alone
-    lock = yaml.safe_load((project / "dvc.lock").read_text())
+    # pushed to the default remote: the model comes back from it alone (in a copy: the model is deleted)
+    clone = copy_project(project, tmp_path / "project")
+    lock = yaml.safe_load((clone / "dvc.lock").read_text())
     md5 = next(o["md5"] for o in lock["stages"]["train"]["outs"] if o["path"] == "models/model.pt")
-    assert (project / ".dvcstore/files/md5" / md5[:2] / md5[2:]).is_file()
+    assert (clone / ".dvcstore/files/md5" / md5[:2] / md5[2:]).is_file()
     assert f"md5: {md5}" in found["dvc-lock"].data  # the run's lineage, to restore this version later
-    model = project / "models/model.pt"
+    model = clone / "models/model.pt"
     original = model.read_bytes()
     model.unlink()
-    (project / ".dvc/cache/files/md5" / md5[:2] / md5[2:]).unlink()
-    pulled = dvc(project, env, "pull", "models/model.pt")
+    (clone / ".dvc/cache/files/md5" / md5[:2] / md5[2:]).unlink()
+    pulled = dvc(clone, env, "pull", "models/model.pt")
     assert pulled.returncode == 0, pulled.stderr
     assert model.read_bytes() == original
 
 
 @pytest.mark.slow
-def test_second_run_with_nothing_changed_does_no_stage_work(project: Path, env: dict) -> None:
+def test_second_run_with_nothing_changed_does_no_stage_work(first_run: State, project: Path, env: dict) -> None:
     lock, files = (project / "dvc.lock").read_text(), tree_state(project)
     state = run(project)
     assert state.is_completed(), state.message
@@ -162,7 +194,8 @@ def test_second_run_with_nothing_changed_does_no_stage_work(project: Path, env: 
 
 
 @pytest.mark.slow
-def test_corrupted_raw_file_fails_validate_gate_and_flow_run(project: Path, env: dict) -> None:
+def test_corrupted_raw_file_fails_validate_gate_and_flow_run(own_copy: Path, env: dict) -> None:
+    project = own_copy
     raw = project / "data/raw/train.en.gz"
     original, lock = raw.read_bytes(), (project / "dvc.lock").read_text()
     built = ("data/validated", "data/tokens", "data/vocab", "models")
@@ -188,7 +221,8 @@ def test_corrupted_raw_file_fails_validate_gate_and_flow_run(project: Path, env:
 
 
 @pytest.mark.slow
-def test_params_override_reaches_the_stage_and_is_taken_back(project: Path, env: dict) -> None:
+def test_params_override_reaches_the_stage_and_is_taken_back(own_copy: Path, env: dict) -> None:
+    project = own_copy
     params_file, lock = project / "params.yaml", project / "dvc.lock"
     before = params_file.read_bytes(), lock.read_bytes()
     state = run(project, stages=["validate"], params={"validate.min_train_pairs": 10**6}, push=False)
@@ -197,16 +231,15 @@ def test_params_override_reaches_the_stage_and_is_taken_back(project: Path, env:
     assert (params_file.read_bytes(), lock.read_bytes()) == before  # and params.yaml is as before the run
 
 
-@pytest.mark.slow
-def test_second_run_is_rejected_while_another_holds_the_pipeline(project: Path, env: dict) -> None:
-    lock = (project / "dvc.lock").read_text()
-    pl.ensure_pipeline_limit()
-    with concurrency(pl.PIPELINE_LIMIT, occupy=1, strict=True):  # a run in progress
+def test_second_run_is_rejected_while_another_holds_the_pipeline(harness: None, tmp_path: Path) -> None:
+    project = build_tiny_project(tmp_path / "tiny", project_env(), tmp_path / "remote")
+    fc.ensure_pipeline_limit()
+    with concurrency(fc.PIPELINE_LIMIT, occupy=1, strict=True):  # a run in progress
         state = run(project, lock_timeout_s=1)
     assert state.is_failed()
-    assert f"another nmt pipeline run holds the Prefect concurrency limit '{pl.PIPELINE_LIMIT}'" in state.message
+    assert f"another nmt pipeline run holds the Prefect concurrency limit '{fc.PIPELINE_LIMIT}'" in state.message
     assert task_run_names(state.state_details.flow_run_id) == []
-    assert (project / "dvc.lock").read_text() == lock
+    assert not (project / "dvc.lock").exists()  # no stage ran
 
 
 def test_unknown_stage_fails_the_run_naming_the_stages(harness: None) -> None:
@@ -306,8 +339,9 @@ def test_alerts_need_a_real_server(monkeypatch: pytest.MonkeyPatch, capsys) -> N
 
 
 def test_only_the_download_task_retries() -> None:
-    assert pl.stage_task("download").retries == pl.DOWNLOAD_RETRIES > 0
-    assert {pl.stage_task(s).retries for s in ("validate", "tokenize", "vocab", "train", "evaluate")} == {0}
+    retries = {spec.name: pl.stage_task(spec.name).retries for spec in dp.read_stages(ROOT)}  # every stage
+    assert retries.pop("download") == pl.DOWNLOAD_RETRIES > 0
+    assert retries and retries == dict.fromkeys(retries, 0), retries
 
 
 def test_failure_message_prefers_the_stage_error_over_dvc() -> None:
@@ -324,7 +358,7 @@ def test_summary_rounds_numbers_and_table_cells_stay_short() -> None:
     """Issue 15: the run summary printed val_bleu with 14 decimals; a long gate finding was one
     endless table cell."""
     spec = dp.StageSpec("evaluate", (), ("reports/metrics.json",))
-    report = fa.PipelineReport(project="/p", started=0.0, stages=[fa.StageResult("evaluate", True, 12.345)])
+    report = fa.PipelineReport(project="/p", stages=[fa.StageResult("evaluate", True, 12.345)])
     rows = [{"stage": "evaluate", "file": "reports/metrics.json", "metric": "test.sacrebleu", "value": 38.35123456789},
             {"stage": "train", "file": "reports/train/live/metrics.json", "metric": "val_bleu", "value": 37.70172926734491}]
     md = fa.summary_markdown(report, [spec], [], rows, None)

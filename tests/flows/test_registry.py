@@ -102,3 +102,12 @@ def test_errors_name_what_is_missing(repo: Path, tmp_path_factory: pytest.TempPa
     _commit_model(repo, 35.0)
     assert main(["--params", str(ROOT / "params.yaml"), "promote", "--rev", "no-such-rev"]) == 1
     assert "error: git rev-parse" in capsys.readouterr().err and not Registry(repo).versions()
+
+
+def test_git_missing_from_path_is_a_one_line_error(repo: Path, tmp_path_factory: pytest.TempPathFactory,
+                                                   monkeypatch, capsys) -> None:
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("PATH", str(tmp_path_factory.mktemp("no-git")))
+    assert main(["--params", str(ROOT / "params.yaml"), "show"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("python -m flows.registry: error: git is not on PATH: install git") and err.count("\n") == 1

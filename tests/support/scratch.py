@@ -3,8 +3,9 @@
 `build_project` copies what the pipeline needs (dvc.yaml, .dvcignore, .gitignore, nmt/, params.yaml with
 tests/support/smoke_params.yaml merged in: the real data stages and a tiny model) into a folder,
 makes it a git repository, and `commit_project` adds DVC and the first commit (DVCLive in
-the train stage needs one). `build_tiny_project` is a two-stage DVC project that runs in
-about a second, for tests of the orchestration rather than of the stages.
+the train stage needs one); `copy_project` gives a test its own copy of a built one.
+`build_tiny_project` is a two-stage DVC project that runs in about a second, for tests of the
+orchestration rather than of the stages.
 """
 
 from __future__ import annotations
@@ -92,6 +93,13 @@ def commit_project(project: Path, env: dict, remote: bool = False) -> None:
         subprocess.run(["git", "config", key, value], cwd=project, check=True)
     subprocess.run(["git", "add", "-A"], cwd=project, check=True)
     subprocess.run([*GIT, "commit", "-qm", "scratch project"], cwd=project, check=True)
+
+
+def copy_project(project: Path, dst: Path) -> Path:
+    """A private copy of a scratch project (workspace, git, DVC cache, local remote) for a test that
+    changes it, so that no other test sees the change."""
+    shutil.copytree(project, dst, symlinks=True)
+    return dst
 
 
 TINY_DVC_YAML = """\
