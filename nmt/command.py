@@ -1,8 +1,9 @@
 """The command line of one pipeline stage, e.g. `python -m nmt.data.validate --raw data/raw ...`.
 
 A stage module declares the paths it reads and writes as a frozen dataclass (`arg()` gives
-each field its help text) and a `run(params, paths)` function. `stage_main()` builds the
-parser from the dataclass, loads params.yaml once into `Params`, runs the stage, and turns
+each field its help text), the params.yaml sections it reads as another (one field per section),
+and a `run(params, paths)` function. `stage_main()` builds the parser from the paths dataclass,
+loads those sections of params.yaml (`load_sections`: only those), runs the stage, and turns
 an `NmtError` into one line, `nmt STAGE: error: MESSAGE`, and exit status 1: never a
 traceback. Paths live in dvc.yaml; the `nmt` command (`nmt.cli`) forwards to these.
 """
@@ -20,7 +21,8 @@ from typing import Any, TypeVar
 
 from nmt.errors import NmtError
 
-P = TypeVar("P")
+P = TypeVar("P")  # a stage's paths
+S = TypeVar("S")  # the params.yaml sections a stage reads
 NOISY_LOGGERS = ("great_expectations", "urllib3", "filelock")
 
 
@@ -78,12 +80,12 @@ def stage_parser(name: str, description: str, paths_cls: type) -> argparse.Argum
     return parser
 
 
-def stage_main(name: str, description: str, paths_cls: type[P], run: Callable[[Any, P], object],
+def stage_main(name: str, description: str, paths_cls: type[P], params_cls: type[S], run: Callable[[S, P], object],
                argv: Sequence[str] | None = None) -> int:
-    """Parse `argv`, load params.yaml, run the stage; return the exit status."""
-    from nmt.config.params import load_params
+    """Parse `argv`, load the stage's sections of params.yaml, run the stage; return the exit status."""
+    from nmt.config.loader import load_sections
 
     args = stage_parser(name, description, paths_cls).parse_args(argv)
     setup_logging(args.verbose)
     paths = paths_cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(paths_cls)})
-    return run_reporting_errors(name, lambda: run(load_params(args.params), paths))
+    return run_reporting_errors(name, lambda: run(load_sections(args.params, params_cls), paths))

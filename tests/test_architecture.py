@@ -1,7 +1,8 @@
 """The layout rules the tree keeps (README: Design): checked with `ast`, nothing is run.
 
 - Each dvc.yaml stage lists exactly the `nmt/` code its command runs (folders stand for every
-  file below them), so an edit re-runs exactly the stages that use it.
+  file below them), so an edit re-runs exactly the stages that use it; a stage reads only its own
+  params sections, so a new section's config module re-runs no stage (a 25-minute retrain included).
 - `nmt/text`, `nmt/runtime` and everything they import never import torch.
 - Data flows one way: a package imports only from packages of earlier pipeline parts; no cycles.
 - No file in `nmt/` or `flows/` is over 300 lines.
@@ -51,6 +52,19 @@ def test_stage_deps_are_exactly_the_code_its_command_runs(stage: str) -> None:
     assert not missing, f"dvc.yaml stage {stage!r} runs but does not list: {missing}"
     assert not extra, f"dvc.yaml stage {stage!r} lists code it never runs: {extra}"
     assert all((ROOT / d).exists() for d in declared)
+
+
+@pytest.mark.parametrize("stage", list(STAGES))
+def test_a_new_params_section_reruns_no_stage(stage: str) -> None:
+    """A new stage's section means a new module in nmt/config and a field of `Params`: a stage whose
+    deps take in the whole folder, or whose code loads the whole file (`nmt.config.params`), would
+    re-run for it."""
+    new_section = ROOT / "nmt" / "config" / "new_section.py"  # not created: where it would go
+    covering = [d for d in STAGES[stage]["deps"] if new_section.is_relative_to(ROOT / d) and (ROOT / d).is_dir()]
+    assert not covering, f"dvc.yaml stage {stage!r} depends on the folder(s) {covering}: list its config modules"
+    runs = closure(_entry(STAGES[stage]["cmd"]))
+    assert ROOT / "nmt" / "config" / "params.py" not in runs, \
+        f"stage {stage!r} imports nmt.config.params (every section); load its own sections with load_sections"
 
 
 def _imports_torch(path) -> bool:

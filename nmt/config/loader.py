@@ -69,6 +69,17 @@ def from_dict(cls: type[T], data: Any, key: str = "", source: str = "params", co
     return _Converter(source, complete).convert(cls, data, key)
 
 
+def load_sections(path: Path, cls: type[T]) -> T:
+    """Read the params file at `path` into `cls`: a dataclass with one field per section a stage
+    reads (e.g. the train stage's model, train and tokenize). Only those sections are read, each in
+    full (every key stated), so another stage's section, a new one included, is no concern of this
+    stage: DVC does not re-run it and a mistake there does not stop it. `load_params`
+    (nmt/config/params.py) checks the whole file."""
+    data = read_yaml(path)
+    wanted = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    return from_dict(cls, {k: v for k, v in data.items() if k in wanted}, source=str(path), complete=True)
+
+
 def _fail(source: str, key: str, message: str) -> typing.NoReturn:
     raise ConfigError(f"{source}: {key}: {message}" if key else f"{source}: {message}")
 

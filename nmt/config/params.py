@@ -1,9 +1,11 @@
 """`Params`: the whole of params.yaml, typed and validated once.
 
-Every stage loads the file with `load_params(path)` and takes the section(s) it needs, so a
-typo anywhere (an unknown section or key, a missing key, a wrong type, a value out of range)
-stops any stage with one `ConfigError` naming the file and the dotted key. params.yaml
-states every key: a missing one is an error, not a silent default.
+`load_params(path)` checks the whole file: an unknown section or key, a missing key, a wrong
+type or a value out of range is one `ConfigError` naming the file and the dotted key. params.yaml
+states every key: a missing one is an error, not a silent default. A stage loads only the
+sections it reads (`nmt.config.loader.load_sections` with its own dataclass of sections, e.g.
+`nmt.train.stage.TrainParams`), so that a new section re-runs no stage; no stage imports this
+module (tests/test_architecture.py); tests/config checks the repository's file whole with it.
 """
 
 from __future__ import annotations

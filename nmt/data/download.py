@@ -34,12 +34,18 @@ from tqdm import tqdm
 
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, RemoteFile
-from nmt.config.params import Params
 from nmt.errors import DataError, DownloadError
 from nmt.files.digest import sha256_file
 from nmt.files.lines import read_bytes
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DownloadParams:
+    """The params.yaml sections the download stage reads (only these: nmt.config.loader.load_sections)."""
+
+    data: DataConfig  # the corpus and where to fetch it
 
 
 @dataclass(frozen=True)
@@ -201,14 +207,14 @@ def download_corpus(cfg: DataConfig, out_dir: Path) -> list[Path]:
     return paths
 
 
-def run(params: Params, paths: DownloadPaths) -> list[Path]:
+def run(params: DownloadParams, paths: DownloadPaths) -> list[Path]:
     files = download_corpus(params.data, paths.out)
     log.info("downloaded %d files of corpus %r into %s", len(files), params.data.corpus, paths.out)
     return files
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return stage_main("download", __doc__.split("\n\n")[0], DownloadPaths, run, argv)
+    return stage_main("download", __doc__.split("\n\n")[0], DownloadPaths, DownloadParams, run, argv)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ from tqdm import tqdm
 
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, TokenizeConfig
-from nmt.config.params import Params
 from nmt.files.atomic import atomic_open, staged_dir
 from nmt.files.lines import read_bytes, split_file, split_lines
 from nmt.gates.gate import Gate
@@ -34,6 +33,14 @@ log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1  # bump when the output format or normalisation changes
 REPORT_NAME = "tokens"
+
+
+@dataclass(frozen=True)
+class TokenizeParams:
+    """The params.yaml sections the tokenize stage reads (only these: nmt.config.loader.load_sections)."""
+
+    data: DataConfig  # the corpus: splits, languages
+    tokenize: TokenizeConfig  # spaCy tokenization
 
 
 @dataclass(frozen=True)
@@ -138,13 +145,13 @@ def tokenize_corpus(data: DataConfig, cfg: TokenizeConfig, in_dir: Path, out_dir
     return gate
 
 
-def run(params: Params, paths: TokenizePaths) -> Gate:
+def run(params: TokenizeParams, paths: TokenizePaths) -> Gate:
     cache = None if paths.no_cache else paths.cache_dir
     return tokenize_corpus(params.data, params.tokenize, paths.inp, paths.out, paths.reports, cache)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return stage_main("tokenize", __doc__.split("\n\n")[0], TokenizePaths, run, argv)
+    return stage_main("tokenize", __doc__.split("\n\n")[0], TokenizePaths, TokenizeParams, run, argv)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, ValidateConfig
-from nmt.config.params import Params
 from nmt.errors import DataError
 from nmt.files.atomic import staged_dir
 from nmt.files.lines import read_lines, split_file, write_lines
@@ -28,6 +27,14 @@ from nmt.gates.gate import Gate
 log = logging.getLogger(__name__)
 
 REPORT_NAME = "raw"
+
+
+@dataclass(frozen=True)
+class ValidateParams:
+    """The params.yaml sections the validate stage reads (only these: nmt.config.loader.load_sections)."""
+
+    data: DataConfig  # the corpus: splits, files, direction
+    validate: ValidateConfig  # the raw-data gate
 
 
 @dataclass(frozen=True)
@@ -134,12 +141,12 @@ def validate_corpus(data: DataConfig, cfg: ValidateConfig, raw_dir: Path, out_di
     return gate
 
 
-def run(params: Params, paths: ValidatePaths) -> Gate:
+def run(params: ValidateParams, paths: ValidatePaths) -> Gate:
     return validate_corpus(params.data, params.validate, paths.raw, paths.out, paths.reports)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return stage_main("validate", __doc__.split("\n\n")[0], ValidatePaths, run, argv)
+    return stage_main("validate", __doc__.split("\n\n")[0], ValidatePaths, ValidateParams, run, argv)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, VocabConfig
-from nmt.config.params import Params
 from nmt.files.atomic import atomic_write_text, staged_dir
 from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
@@ -32,6 +31,14 @@ from nmt.text.vocabularies import MANIFEST, Vocabularies
 log = logging.getLogger(__name__)
 
 REPORT_NAME = "vocab"
+
+
+@dataclass(frozen=True)
+class VocabParams:
+    """The params.yaml sections the vocab stage reads (only these: nmt.config.loader.load_sections)."""
+
+    data: DataConfig  # the corpus: splits, direction
+    vocab: VocabConfig  # word or BPE vocabularies
 
 
 @dataclass(frozen=True)
@@ -130,14 +137,14 @@ def vocab_stage(data: DataConfig, cfg: VocabConfig, tokens_dir: Path, out_dir: P
     return gate
 
 
-def run(params: Params, paths: VocabPaths) -> Gate:
+def run(params: VocabParams, paths: VocabPaths) -> Gate:
     gate = vocab_stage(params.data, params.vocab, paths.tokens, paths.out, paths.reports)
     log.info("vocabularies: src %d, tgt %d symbols", gate.stats["src"]["size"], gate.stats["tgt"]["size"])
     return gate
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return stage_main("vocab", __doc__.split("\n\n")[0], VocabPaths, run, argv)
+    return stage_main("vocab", __doc__.split("\n\n")[0], VocabPaths, VocabParams, run, argv)
 
 
 if __name__ == "__main__":

@@ -24,21 +24,25 @@ from tqdm import tqdm
 
 from nmt.command import arg, stage_main
 from nmt.config.evaluate import EvaluateConfig
-from nmt.config.params import Params
 from nmt.decode.translator import Translator
 from nmt.errors import DataError
 from nmt.evaluate.attention import capture, plot_all
-from nmt.evaluate.report import attention_page, bleu_markdown, index_page, write_assets
+from nmt.evaluate.report import attention_page, bleu_markdown, index_page, report_gates, write_assets
 from nmt.evaluate.scoring import bleu_by_length, corpus_scores, sentence_bleu
 from nmt.files.atomic import atomic_write_text, staged_dir
 from nmt.files.lines import read_lines, split_file
 from nmt.gates.gate import Gate
-from nmt.gates.reports import read_gate_reports
 from nmt.text.tokenizer import SUFFIX, read_tokenized
 
 log = logging.getLogger(__name__)
 REPORT_NAME = "evaluate"
-LATER_GATES = ("export",)  # gates of later stages: from an earlier run, not shown
+
+
+@dataclass(frozen=True)
+class EvaluateParams:
+    """The params.yaml sections the evaluate stage reads (only these: nmt.config.loader.load_sections)."""
+
+    evaluate: EvaluateConfig  # test sets, decoding, BLEU floor
 
 
 @dataclass(frozen=True)
@@ -137,8 +141,7 @@ def evaluate_stage(cfg: EvaluateConfig, paths: EvaluatePaths) -> Gate:
             files = plot_all(maps, att / f"sample-{k}")
             (att / s["page"]).write_text(attention_page(s, files, f"sample-{k}"), encoding="utf-8")
         gate.finish(gate_dir)  # raises GateError: the staged outputs are discarded
-        gates = [g for g in read_gate_reports(gate_dir) if g.stage not in LATER_GATES]
-        index = index_page(metrics, details, gates, _relative(gate_dir, reports_dir),
+        index = index_page(metrics, details, report_gates(gate_dir), _relative(gate_dir, reports_dir),
                            curves_rel, samples)
     atomic_write_text(reports_dir / "bleu.md", bleu_markdown(metrics, details))
     atomic_write_text(reports_dir / "index.html", index)
@@ -147,12 +150,12 @@ def evaluate_stage(cfg: EvaluateConfig, paths: EvaluatePaths) -> Gate:
     return gate
 
 
-def run(params: Params, paths: EvaluatePaths) -> Gate:
+def run(params: EvaluateParams, paths: EvaluatePaths) -> Gate:
     return evaluate_stage(params.evaluate, paths)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return stage_main("evaluate", __doc__.split("\n\n")[0], EvaluatePaths, run, argv)
+    return stage_main("evaluate", __doc__.split("\n\n")[0], EvaluatePaths, EvaluateParams, run, argv)
 
 
 if __name__ == "__main__":

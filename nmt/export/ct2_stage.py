@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from nmt.command import arg, stage_main
-from nmt.config.evaluate import Decoding
+from nmt.config.evaluate import Decoding, EvaluateConfig
 from nmt.config.export import ExportConfig
-from nmt.config.params import Params
 from nmt.decode.translator import Translator
 from nmt.export.checks import sacrebleu_score
 from nmt.export.ctranslate2 import Ct2Translator, convert
@@ -44,6 +43,14 @@ FORMAT, FORMAT_VERSION = "nmt-ctranslate2", 1
 USAGE = """import ctranslate2  # tokens: our tokenizer + BPE pieces, then "</s>" (see tokenizer.json)
 translator = ctranslate2.Translator("models/ct2/ctranslate2")
 best = translator.translate_batch([tokens], beam_size=4, length_penalty=1.0)[0].hypotheses[0]"""
+
+
+@dataclass(frozen=True)
+class Ct2Params:
+    """The params.yaml sections the ctranslate2 stage reads (only these: nmt.config.loader.load_sections)."""
+
+    export: ExportConfig  # the CTranslate2 model and its gate
+    evaluate: EvaluateConfig  # the decoding settings it is compared with
 
 
 @dataclass(frozen=True)
@@ -119,12 +126,12 @@ def ct2_stage(cfg: ExportConfig, decoding: Decoding, paths: Ct2Paths) -> Gate:
     return gate
 
 
-def run(params: Params, paths: Ct2Paths) -> Gate:
+def run(params: Ct2Params, paths: Ct2Paths) -> Gate:
     return ct2_stage(params.export, params.evaluate.decoding, paths)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return stage_main("ctranslate2", __doc__.split("\n\n")[0], Ct2Paths, run, argv)
+    return stage_main("ctranslate2", __doc__.split("\n\n")[0], Ct2Paths, Ct2Params, run, argv)
 
 
 if __name__ == "__main__":

@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from nmt.command import arg, stage_main
-from nmt.config.evaluate import Decoding
+from nmt.config.evaluate import Decoding, EvaluateConfig
 from nmt.config.export import ExportConfig
-from nmt.config.params import Params
 from nmt.decode.translator import Translator
 from nmt.errors import DataError
 from nmt.export import checks as export_checks
@@ -72,6 +71,14 @@ def check_decoding(gate: Gate, decoding: Decoding, evaluation: dict[str, Any], m
             ours, theirs = {k: getattr(decoding, k) for k in keys}, {k: used[k] for k in keys}
             gate.check(f"decoding defaults = evaluate's ({split})", ours == theirs,
                        f"export {ours} (the settings of the BLEU in {metrics_path.name})", f"evaluate {theirs}")
+
+
+@dataclass(frozen=True)
+class ExportParams:
+    """The params.yaml sections the export stage reads (only these: nmt.config.loader.load_sections)."""
+
+    export: ExportConfig  # the ONNX package and its gate
+    evaluate: EvaluateConfig  # the decoding settings the package's card records
 
 
 @dataclass(frozen=True)
@@ -135,13 +142,13 @@ def export_stage(cfg: ExportConfig, decoding: Decoding, paths: ExportPaths,
     return gate
 
 
-def run(params: Params, paths: ExportPaths) -> Gate:
+def run(params: ExportParams, paths: ExportPaths) -> Gate:
     recorded = {name: asdict(getattr(params, name)) for name in CARD_PARAMS}
     return export_stage(params.export, params.evaluate.decoding, paths, recorded)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return stage_main("export", __doc__.split("\n\n")[0], ExportPaths, run, argv)
+    return stage_main("export", __doc__.split("\n\n")[0], ExportPaths, ExportParams, run, argv)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Stage 2, validate: the raw-data gate (nmt.validate.validate_corpus) on whole files and corpora:
+"""Stage 2, validate: the raw-data gate (nmt.data.validate.validate_corpus) on whole files and corpora:
 the real Multi30k, misaligned, empty, truncated, missing or non-UTF-8 files, too few pairs,
 duplicate pairs, and the CLI shell. Row-level filtering: test_validate_rows.py."""
 
