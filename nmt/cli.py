@@ -21,15 +21,9 @@ from pathlib import Path
 
 from nmt import __version__
 from nmt.command import run_reporting_errors, setup_logging
-from nmt.config.evaluate import MAX_BEAM_SIZE, Decoding
+from nmt.config.evaluate import DEFAULT_DECODING, MAX_BEAM_SIZE, Decoding
 from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError
-
-# Beam size and length penalty for model files, which carry no decoding settings: params.yaml's
-# evaluate.beam_size and evaluate.alpha (tuned on val, reports/experiments.md). ONNX packages
-# carry theirs in model.json.
-MODEL_FILE_BEAM_SIZE = 16
-MODEL_FILE_ALPHA = 2.2
 
 log = logging.getLogger("nmt.translate")
 
@@ -105,10 +99,10 @@ def open_translator(args: argparse.Namespace) -> LineTranslator:
         import torch
 
         torch.set_num_threads(args.threads)
-    beam_size = MODEL_FILE_BEAM_SIZE if args.beam_size is None else args.beam_size
-    alpha = MODEL_FILE_ALPHA if args.alpha is None else args.alpha
-    return Translator.from_file(args.model, Decoding(beam_size=beam_size, alpha=alpha), args.batch_size,
-                                args.device)
+    # a model file carries no decoding settings: the defaults (params.yaml's evaluate section), or the options
+    given = {"beam_size": args.beam_size, "alpha": args.alpha}
+    decoding = Decoding(**{k: v for k, v in given.items() if v is not None})
+    return Translator.from_file(args.model, decoding, args.batch_size, args.device)
 
 
 def translate(args: argparse.Namespace) -> None:
@@ -175,10 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="model file (models/model.pt), or an ONNX package folder (models/onnx: ONNX Runtime, no torch)")
     p.add_argument("--beam-size", type=int, default=None,
                    help=f"beam width, 1 (greedy) to {MAX_BEAM_SIZE} (default: the ONNX card's; for model files "
-                        f"{MODEL_FILE_BEAM_SIZE}, the evaluate stage's default, tuned on val)")
+                        f"{DEFAULT_DECODING.beam_size}, the evaluate stage's default, tuned on val)")
     p.add_argument("--alpha", type=float, default=None,
                    help="length penalty ((5 + length) / 6) ** alpha of beam search (default: the ONNX card's; "
-                        f"for model files {MODEL_FILE_ALPHA}, the evaluate stage's default, tuned on val)")
+                        f"for model files {DEFAULT_DECODING.alpha}, the evaluate stage's default, tuned on val)")
     p.add_argument("--input", type=Path, help="input file (default: stdin)")
     p.add_argument("--output", type=Path, help="output file, written atomically; not the input (default: stdout, "
                                               "line by line as translations are made)")

@@ -42,7 +42,7 @@ def test_missing_params_file_is_one_line_error(tmp_path, capsys: pytest.CaptureF
 
 
 def test_translate_beam_and_length_penalty_default_to_the_tuned_ones_and_can_be_set(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     """Model files carry no decoding settings: `nmt translate` uses evaluate.beam_size and
     evaluate.alpha of params.yaml (tuned on val), so it decodes as the evaluate stage and the ONNX
     card do; --beam-size and --alpha override."""
@@ -52,9 +52,7 @@ def test_translate_beam_and_length_penalty_default_to_the_tuned_ones_and_can_be_
     from nmt.decode import translator
     from support.corpus import ROOT
 
-    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-    assert cli.MODEL_FILE_ALPHA == params["evaluate"]["alpha"]
-    assert cli.MODEL_FILE_BEAM_SIZE == params["evaluate"]["beam_size"]
+    tuned = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))["evaluate"]
     seen = []
     monkeypatch.setattr(translator.Translator, "from_file",
                         classmethod(lambda cls, path, decoding, *a: seen.append((decoding.beam_size, decoding.alpha))
@@ -63,7 +61,11 @@ def test_translate_beam_and_length_penalty_default_to_the_tuned_ones_and_can_be_
         args = cli.build_parser().parse_args(["translate", "--model", "m.pt", *extra])
         with pytest.raises(ZeroDivisionError):
             cli.open_translator(args)
-    assert seen == [(cli.MODEL_FILE_BEAM_SIZE, cli.MODEL_FILE_ALPHA), (3, 0.6)]
+    assert seen == [(tuned["beam_size"], tuned["alpha"]), (3, 0.6)]
+    with pytest.raises(SystemExit):
+        cli.main(["translate", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    assert f"for model files {tuned['beam_size']}," in help_text and f"for model files {tuned['alpha']}," in help_text
 
 
 def test_translate_leaves_an_onnx_packages_decoding_to_its_card(monkeypatch: pytest.MonkeyPatch,

@@ -5,7 +5,8 @@ with the GNMT length penalty lp(Y) = ((5 + |Y|) / 6) ** alpha. `Finished` keeps 
 sentence: candidates that end in </s> among a row's K best, and, when a sentence reaches
 its length limit, its live hypotheses as they stand. A sentence is done once it holds K.
 The arrays it reads (scores, beam and token ids, prefixes) may be torch tensors or numpy
-arrays: it only indexes them, so both searches share these rules exactly.
+arrays: it only indexes them, so the one search (`nmt.decode.search`) keeps these rules exactly
+whichever backend (torch or ONNX Runtime) it drives.
 """
 
 from __future__ import annotations

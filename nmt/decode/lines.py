@@ -4,7 +4,8 @@
 torch) and `nmt.runtime.translator.OnnxTranslator` (an ONNX package, no torch): tokenize each line, cut
 sources the model cannot take (with a warning naming the line), decode in length-sorted
 batches, detokenize, and keep line alignment (an empty line gives an empty line).
-Subclasses say how a batch of source ids is decoded. Torch-free.
+Subclasses say how a batch of source ids is decoded. Decoding settings default to
+`nmt.config.evaluate.Decoding()`'s (params.yaml's tuned evaluate settings). Torch-free.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from nmt.config.evaluate import DEFAULT_DECODING
 from nmt.text.detokenizer import Detokenizer
 from nmt.text.vocabularies import Vocabularies
 
@@ -28,9 +30,9 @@ class LineTranslator(ABC):
     vocabs: Vocabularies  # tokens <-> ids
     tokenize: Tokenizer  # source-language tokenizer: lines -> (tokens, whitespace flags)
     detokenizer: Detokenizer  # output tokens -> text
-    beam_size: int = 4  # 1: greedy
-    alpha: float = 0.6  # GNMT length penalty
-    max_extra: int = 50  # output may be this many symbols longer than the input
+    beam_size: int = DEFAULT_DECODING.beam_size  # 1: greedy
+    alpha: float = DEFAULT_DECODING.alpha  # GNMT length penalty
+    max_extra: int = DEFAULT_DECODING.max_extra  # output may be this many symbols longer than the input
     batch_size: int = 64  # sentences decoded together
 
     def __post_init__(self) -> None:

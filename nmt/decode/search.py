@@ -4,7 +4,9 @@ Vaswani et al. 2017, section 6.1: beam search with beam size 4 and length penalt
 the output may be `max_extra` symbols longer than the source (paper: input length + 50),
 capped by the model's positions. Beam search ranks finished hypotheses by
 log-probability / lp(Y) with the GNMT length penalty lp(Y) = ((5 + |Y|) / 6) ** alpha
-(`nmt.decode.hypotheses`).
+(`nmt.decode.hypotheses`). The defaults of `beam_search` are the paper's (beam 4, alpha 0.6);
+text is translated with the tuned `nmt.config.evaluate.Decoding()`, which the training code
+(that imports this module) does not read.
 
 A `Backend` runs the model: the torch model (`nmt.decode.backend.TorchBackend`) or the
 exported ONNX graphs (`nmt.runtime.session.OnnxModel`). It encodes a batch once, then each

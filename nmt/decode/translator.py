@@ -30,8 +30,8 @@ class Translator(LineTranslator):
     @classmethod
     def from_file(cls, path: Path | str, decoding: Decoding = Decoding(), batch_size: int = 64,
                   device: str = "cpu") -> Translator:
-        """Load a final model file (train stage output) to decode with `decoding` on `device`
-        (cpu, cuda, or auto: CUDA when torch has it)."""
+        """Load a final model file (train stage output) to decode with `decoding` (default: the
+        evaluate stage's tuned settings) on `device` (cpu, cuda, or auto: CUDA when torch has it)."""
         state = checkpoint.load(path)
         if "text" not in state:
             raise DataError(f"{path}: a training checkpoint, not a final model file (train stage output, "

@@ -3,7 +3,8 @@
 `OnnxModel` opens the encoder and decoder-step graphs and is the backend that
 `nmt.decode.search` (the one search, shared with torch) drives; `device="auto"` uses CUDA when a
 session really runs on it, else the CPU, without printing ONNX Runtime's errors about
-missing CUDA libraries; `threads` sets ONNX Runtime's intra-op threads (0: its default).
+missing CUDA libraries (a failed preload of pip's CUDA libraries is logged at debug level);
+`threads` sets ONNX Runtime's intra-op threads (0: its default).
 """
 
 from __future__ import annotations
@@ -50,8 +51,12 @@ def open_sessions(paths: Sequence[Path], device: str = "auto", threads: int = 0)
         return [_session(p, cpu, threads) for p in paths]
     # onnxruntime-gpu lists CUDA even without a GPU, and logs an error when it falls back:
     # probe silently, then keep the providers that the first session really got.
-    with contextlib.suppress(Exception), contextlib.redirect_stdout(io.StringIO()):
-        ort.preload_dlls()  # CUDA/cuDNN from pip's nvidia packages, where there are any
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            ort.preload_dlls()  # CUDA/cuDNN from pip's nvidia packages, where there are any
+    except Exception as exc:  # not fatal: the probe below finds out whether CUDA works without them
+        log.debug("onnxruntime.preload_dlls() failed (%s: %s); CUDA and cuDNN must come from the system's "
+                  "library path", type(exc).__name__, exc, exc_info=True)
     ort.set_default_logger_severity(4)
     try:
         first = _session(paths[0], ["CUDAExecutionProvider", *cpu], threads)
@@ -109,6 +114,5 @@ class OnnxModel:
     def greedy(self, src: np.ndarray, max_extra: int = 50) -> list[list[int]]:
         return search.greedy(self, src, max_extra)
 
-    def beam_search(self, src: np.ndarray, beam_size: int = 4, alpha: float = 0.6, max_extra: int = 50
-                    ) -> list[list[int]]:
+    def beam_search(self, src: np.ndarray, beam_size: int, alpha: float, max_extra: int = 50) -> list[list[int]]:
         return search.beam_search(self, src, beam_size, alpha, max_extra)

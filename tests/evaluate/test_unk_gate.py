@@ -102,6 +102,48 @@ def test_the_open_vocabulary_model_passes_the_unk_gate_on_the_same_data(bpe_mode
     assert m["unk_rate"] == 0.0 and m["unk_sentences"] == 0
 
 
+def _write_unks(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """Make the model write <unk>: of every four sentences decoded, the second ends with one <unk>
+    and the fourth with two (words of their own, after the BPE pieces). Returns the output ids of
+    every sentence decoded, as the stage gets them."""
+    outputs: list[list[int]] = []
+    decode = Translator.decode_batch
+
+    def decode_batch(self: Translator, sources: list[list[int]]) -> list[list[int]]:
+        hyps = decode(self, sources)
+        for hyp in hyps:
+            hyp += [UNK_ID] * {1: 1, 3: 2}.get(len(outputs) % 4, 0)
+            outputs.append(hyp)
+        return hyps
+
+    monkeypatch.setattr(Translator, "decode_batch", decode_batch)
+    return outputs
+
+
+def test_the_unk_gate_counts_the_unks_a_bpe_model_writes(bpe_model: dict[str, Path],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same open-vocabulary model, made to write 30 <unk> in 20 of its 40 sentences: the
+    metrics count exactly those, and the gate compares their share with max_unk_rate."""
+    outputs = _write_unks(monkeypatch)
+    with pytest.raises(GateError, match=r"test: <unk> rate: 0\.\d+ \(20 of 40 sentences contain <unk>\)"):
+        _evaluate(bpe_model, max_unk_rate=0.0)
+    vocabs = Translator.from_file(bpe_model["model"], Decoding(beam_size=1)).vocabs
+    assert len(outputs) == 40 and sum(h.count(UNK_ID) for h in outputs) == 30
+    tokens = sum(len(vocabs.output_tokens(h)) for h in outputs)
+    rate = round(30 / tokens, 6)
+    gate = json.loads((bpe_model["reports"] / "validation" / "evaluate.json").read_text())
+    m = gate["stats"]["metrics"]["test"]
+    assert (m["unk_rate"], m["unk_sentences"]) == (rate, 20)
+    assert gate["success"] is False and [c["success"] for c in gate["checks"] if "<unk>" in c["name"]] == [False]
+
+    outputs.clear()
+    _evaluate(bpe_model, max_unk_rate=rate)  # at the limit: passes
+    assert json.loads((bpe_model["reports"] / "metrics.json").read_text())["test"]["unk_rate"] == rate
+    outputs.clear()
+    with pytest.raises(GateError, match=r"<unk> rate: .* \(expected <= 0\.0\d+ of output tokens\)"):
+        _evaluate(bpe_model, max_unk_rate=rate - 0.001)  # just below: fails
+
+
 def test_open_vocabulary_round_trip_rare_word_number_name(bpe_model: dict[str, Path]) -> None:
     """Text never seen as a whole word (a rare word, a number, a name) gets no <unk> on the way
     in (source ids) or out (translation), and the target side can spell it exactly."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -46,11 +47,12 @@ def test_converted_model_decodes_like_torch(ct2: Path, model_path: Path) -> None
 
 def test_failed_gate_keeps_the_previous_model(ct2: Path, model_path: Path, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    before = {p.name: p.read_bytes() for p in ct2.rglob("*") if p.is_file()}
+    out = Path(shutil.copytree(ct2, tmp_path / "ct2"))  # a copy: the shared model and its reports stay as made
+    before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     monkeypatch.setattr(Ct2Translator, "decode_batch", lambda self, sources: [[4] for _ in sources])  # garbage
     with pytest.raises(GateError, match="BLEU"):
-        _run(ct2.parent, model_path, out=ct2)
-    assert {p.name: p.read_bytes() for p in ct2.rglob("*") if p.is_file()} == before
+        _run(tmp_path, model_path, out=out)
+    assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
 def test_disabled_target_writes_a_note_only(model_path: Path, tmp_path: Path) -> None:

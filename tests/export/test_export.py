@@ -16,6 +16,7 @@ from nmt.config.evaluate import Decoding
 from nmt.config.export import ExportConfig
 from nmt.decode.backend import beam_search, greedy
 from nmt.errors import DataError, GateError
+from nmt.export.checks import sacrebleu_score
 from nmt.export.stage import ExportPaths, export_stage
 from nmt.model import checkpoint
 from nmt.model.incremental import DecoderStep, Encoder
@@ -151,13 +152,23 @@ def test_missing_evaluation_metrics_is_a_clear_error(root: Path, model_path: Pat
     assert not (tmp_path / "onnx").exists()
 
 
-def test_int8_package_translates(package: Path) -> None:
+def test_int8_package_translates_as_the_fp32_one(package: Path) -> None:
+    """The int8 graphs are the same model with small weight noise: on 100 sentences they write
+    what the fp32 graphs write bar a few lines (measured: 92%; a quantisation that kept 4 of the 8
+    bits: 69%), and score within 1 sacreBLEU of them, as the export gate compares (the copy task:
+    the reference is the source)."""
     fp32 = OnnxTranslator.from_dir(package, device="cpu")
     int8 = OnnxTranslator.from_dir(package, device="cpu", int8=True)
-    lines = sentences(12, seed=21)
+    lines = sentences(100, seed=21)
     lines[1] = ""
     expected, out = fp32.translate(lines), int8.translate(lines)
     assert len(out) == len(lines) and out[1] == ""
-    assert sum(a == b for a, b in zip(expected, out)) >= len(lines) // 2  # small weight noise, same model
+    sources = [i for i, line in enumerate(lines) if line]
+    identical = sum(expected[i] == out[i] for i in sources) / len(sources)
+    assert identical >= 0.85, f"{identical:.0%} of the int8 lines are the fp32 ones"
+    assert sacrebleu_score([out[i] for i in sources], [expected[i] for i in sources]) >= 95.0
+    refs = [lines[i] for i in sources]
+    bleu_fp32 = sacrebleu_score([expected[i] for i in sources], refs)
+    assert sacrebleu_score([out[i] for i in sources], refs) >= bleu_fp32 - 1.0
     assert int8.package.graph("decoder_step", int8=True).stat().st_size < fp32.package.graph("decoder_step").stat().st_size
     assert load_package(package).card["graphs"]["int8"]["encoder"]["file"] == "encoder.int8.onnx"

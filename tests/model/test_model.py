@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 import torch
 
@@ -38,11 +41,19 @@ def test_masks() -> None:
                           [True, True, True, False], [True, True, True, True]]
 
 
-def test_sinusoidal_table_matches_formula() -> None:
-    pe = sinusoidal_table(50, 16)
-    pos, i = 7, 3
-    assert pe[pos, 2 * i].item() == pytest.approx(torch.sin(torch.tensor(pos / 10000 ** (2 * i / 16))).item(), abs=1e-6)
-    assert pe[pos, 2 * i + 1].item() == pytest.approx(torch.cos(torch.tensor(pos / 10000 ** (2 * i / 16))).item(), abs=1e-6)
+@pytest.mark.parametrize("max_len, d_model", [(50, 16), (200, 64), (1, 2)])
+def test_sinusoidal_table_matches_formula(max_len: int, d_model: int) -> None:
+    """Every entry: PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d))
+    (section 3.5), computed here in float64 with `math`, one element at a time."""
+    expected = np.empty((max_len, d_model))
+    for pos in range(max_len):
+        for i in range(d_model // 2):
+            angle = pos / 10000 ** (2 * i / d_model)
+            expected[pos, 2 * i], expected[pos, 2 * i + 1] = math.sin(angle), math.cos(angle)
+    pe = sinusoidal_table(max_len, d_model)
+    assert pe.shape == (max_len, d_model) and pe.dtype == torch.float32
+    # float32 angles of up to 199 radians: ~1e-5 absolute; a wrong term is off by far more
+    np.testing.assert_allclose(pe.numpy(), expected, rtol=0, atol=5e-5)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

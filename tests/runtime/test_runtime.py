@@ -65,9 +65,10 @@ def test_import_and_translate_with_torch_blocked(package: Path) -> None:
 @pytest.mark.parametrize("beam_size", [1, 4])
 def test_text_to_text_equals_translator(package: Path, model_path: Path, beam_size: int, caplog) -> None:
     lines = _lines()
-    expected = Translator.from_file(model_path, Decoding(beam_size=beam_size), 4).translate(lines)
+    expected = Translator.from_file(model_path, Decoding(beam_size=beam_size, alpha=0.6), 4).translate(lines)
     with caplog.at_level(logging.WARNING, logger="nmt.runtime"):
-        got = OnnxTranslator.from_dir(package, device="cpu", beam_size=beam_size, batch_size=4).translate(lines)
+        got = OnnxTranslator.from_dir(package, device="cpu", beam_size=beam_size, alpha=0.6,
+                                      batch_size=4).translate(lines)
     assert got == expected
     assert got[3] == "" and got[4] == ""
     assert f"line {len(lines)}" in caplog.text and "translating the first" in caplog.text
@@ -170,7 +171,38 @@ def test_torch_and_onnx_run_the_one_search(package: Path, model_path: Path, beam
 
     monkeypatch.setattr(search, name, spy)
     lines = sentences(6, seed=8)
-    torch_out = Translator.from_file(model_path, Decoding(beam_size=beam_size)).translate(lines)
+    torch_out = Translator.from_file(model_path, Decoding(beam_size=beam_size, alpha=0.6)).translate(lines)
     onnx_out = OnnxTranslator.from_dir(package, device="cpu", beam_size=beam_size, alpha=0.6).translate(lines)
     assert torch_out == onnx_out
     assert set(seen) == {TorchBackend.__name__, OnnxModel.__name__}
+
+
+def test_a_failed_cuda_library_preload_is_logged_and_not_fatal(monkeypatch: pytest.MonkeyPatch,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """`device="auto"` preloads pip's CUDA/cuDNN libraries before probing CUDA: when that fails the
+    probe still decides (here: the CPU), and the debug log says what failed."""
+    import onnxruntime as ort
+
+    from nmt.runtime import session
+
+    class Session:
+        def __init__(self, path: Path, providers: list[str]) -> None:
+            self.path, self.providers = path, providers
+
+        def get_providers(self) -> list[str]:
+            return ["CPUExecutionProvider"]  # CUDA asked for, not granted
+
+    def preload_dlls(*args, **kwargs) -> None:
+        raise OSError("libcudnn.so.9: cannot open shared object file")
+
+    monkeypatch.setattr(ort, "get_available_providers", lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"])
+    monkeypatch.setattr(ort, "preload_dlls", preload_dlls, raising=False)
+    monkeypatch.setattr(session, "_session", lambda path, providers, threads: Session(path, providers))
+    with caplog.at_level(logging.DEBUG, logger="nmt.runtime.session"):
+        opened = session.open_sessions([Path("encoder.onnx"), Path("decoder_step.onnx")], device="auto")
+    assert [s.path for s in opened] == [Path("encoder.onnx"), Path("decoder_step.onnx")]
+    assert opened[1].providers == ["CPUExecutionProvider"]
+    failed = [r for r in caplog.records if r.levelno == logging.DEBUG and "preload_dlls" in r.getMessage()]
+    assert len(failed) == 1, caplog.text
+    assert "OSError: libcudnn.so.9: cannot open shared object file" in failed[0].getMessage()
+    assert failed[0].exc_info is not None and failed[0].exc_info[0] is OSError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from nmt.config.data import TokenizeConfig
@@ -51,8 +51,9 @@ def validated_dir(root: Path) -> Path:
     return data
 
 
+DECODING = Decoding(beam_size=4, alpha=0.6)  # the copy model's 14-symbol vocabulary takes a beam of 7 at most
 EVALUATION = {"test": {"sacrebleu": 12.5, "chrf": 30.0, "sacrebleu_signature": "nrefs:1|test",
-                       "decoding": {"beam_size": 4, "alpha": 0.6, "max_extra": 50}}}
+                       "decoding": asdict(DECODING)}}
 
 
 def metrics_file(root: Path, metrics: dict | None = None) -> Path:
@@ -65,7 +66,7 @@ def metrics_file(root: Path, metrics: dict | None = None) -> Path:
 def export(root: Path, model: Path, out: Path | None = None, metrics: dict | None = None, **overrides) -> Path:
     """Run the export stage into `out` (default root/onnx); reports under root."""
     out = out or root / "onnx"
-    export_stage(replace(SMALL_EXPORT, **overrides), Decoding(), ExportPaths(model, validated_dir(root), metrics_file(root, metrics), out, root / "reports" / "validation", root / "reports" / "export.json"))
+    export_stage(replace(SMALL_EXPORT, **overrides), DECODING, ExportPaths(model, validated_dir(root), metrics_file(root, metrics), out, root / "reports" / "validation", root / "reports" / "export.json"))
     return out
 
 
