@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from nmt.command import arg, stage_main
+from nmt.config.data import TokenizeConfig, VocabConfig
 from nmt.config.evaluate import Decoding, EvaluateConfig
 from nmt.config.export import ExportConfig
+from nmt.config.train import TrainConfig
 from nmt.decode.translator import Translator
 from nmt.errors import DataError
 from nmt.export import checks as export_checks
@@ -79,6 +81,9 @@ class ExportParams:
 
     export: ExportConfig  # the ONNX package and its gate
     evaluate: EvaluateConfig  # the decoding settings the package's card records
+    tokenize: TokenizeConfig  # recorded in the card (CARD_PARAMS)
+    vocab: VocabConfig  # recorded in the card
+    train: TrainConfig  # recorded in the card
 
 
 @dataclass(frozen=True)

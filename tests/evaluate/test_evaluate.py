@@ -112,8 +112,16 @@ def test_report_pages_and_bleu_md(evaluated: dict[str, Path]) -> None:
     assert gate["success"] and gate["checks"][0]["name"] == "test: sacreBLEU floor"
 
 
-def test_bleu_floor_fails_the_stage_and_keeps_outputs(evaluated: dict[str, Path], tmp_path: Path) -> None:
-    s = evaluated
+@pytest.fixture
+def own_reports(evaluated: dict[str, Path], tmp_path: Path) -> dict[str, Path]:
+    """The evaluated setup with a private copy of its reports, for a test that runs the stage again."""
+    reports = tmp_path / "reports"
+    shutil.copytree(evaluated["reports"], reports)
+    return {**evaluated, "reports": reports}
+
+
+def test_bleu_floor_fails_the_stage_and_keeps_outputs(own_reports: dict[str, Path], tmp_path: Path) -> None:
+    s = own_reports
     data = tmp_path / "validated"
     shutil.copytree(s["data"], data)
     refs = (data / "test.en").read_text().splitlines()
@@ -126,10 +134,10 @@ def test_bleu_floor_fails_the_stage_and_keeps_outputs(evaluated: dict[str, Path]
     assert not json.loads((s["reports"] / "validation" / "evaluate.json").read_text())["success"]
 
 
-def test_a_failure_while_rendering_keeps_the_previous_report_whole(evaluated: dict[str, Path], monkeypatch) -> None:
+def test_a_failure_while_rendering_keeps_the_previous_report_whole(own_reports: dict[str, Path], monkeypatch) -> None:
     import nmt.evaluate.stage
 
-    s = evaluated
+    s = own_reports
     reports = s["reports"]
     files = [reports / "metrics.json", reports / "index.html", reports / "translations" / "test.txt",
              reports / "attention" / "sample-1.html"]
