@@ -6,7 +6,7 @@ ONNX package `nmt-de-en-onnx`) get one version per pipeline run that retrained s
 dvc.lock records the model), and the stage `promote.stage` (`prod`; tags `NAME#prod#N`) only
 when the challenger is not worse than the champion: champion/challenger, `decide()`. No
 server: `gto show` and `git tag` read the registry; a consumer fetches the package at `prod`
-with `dvc artifacts get REPO nmt-de-en-onnx --stage prod -o nmt-onnx` (README).
+with `dvc artifacts get REPO nmt-de-en-onnx --stage prod -o nmt-onnx` (docs/lifecycle.md).
 
     python -m flows.registry promote [--rev HEAD] [--max-bleu-drop X]  # register a commit, promote if not worse
     python -m flows.registry show                                      # versions and the one at prod

@@ -1,4 +1,4 @@
-"""The layout rules the tree keeps (README: Design): checked with `ast`, nothing is run.
+"""The layout rules the tree keeps (docs/pipeline.md: Design): checked with `ast`, nothing is run.
 
 - Each dvc.yaml stage lists exactly the `nmt/` code its command runs (folders stand for every
   file below them), so an edit re-runs exactly the stages that use it; a stage reads only its own
@@ -92,7 +92,7 @@ def test_the_torch_free_rule_sees_an_offender() -> None:
 def test_imports_flow_one_way_through_the_pipeline() -> None:
     for module in _modules():
         part = _part(module)
-        assert part.removesuffix(".py") in ORDER, f"{module}: unknown part {part!r}; add it to ORDER and the README"
+        assert part.removesuffix(".py") in ORDER, f"{module}: unknown part {part!r}; add it to ORDER and docs/pipeline.md"
         for imported in direct_imports(module_file(module)):
             ahead = ORDER.index(_part(imported)) > ORDER.index(part)
             assert not ahead, f"{module} imports {imported}, a later part of the pipeline"

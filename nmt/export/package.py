@@ -32,7 +32,7 @@ from nmt.text.vocab import SPECIALS
 log = logging.getLogger(__name__)
 
 TOKENIZER = "tokenizer.json"
-SEARCH = {  # how a consumer drives the graphs (nmt/decode/search.py is the reference; README: ONNX export)
+SEARCH = {  # how a consumer drives the graphs (nmt/decode/search.py is the reference; docs/export.md)
     "start": "encoder once per batch of b sentences; first step: tokens <s> (b, K), rows arange(b*K).reshape(b, K), "
              "self_k_i / self_v_i of length t = 0 with b*K rows",
     "step": "feed the newest token per row and the previous step's row each continues (rows); the outputs "

@@ -6,7 +6,7 @@ worse model registers v0.0.2, leaves `prod` alone, ends `Completed` in the state
 promoted` with a `promotion` artifact that says why, and the alert automation's webhook
 hears of it; (c) a better model is promoted; (d) params.yaml is as committed after the runs
 with overrides, and `dvc exp show` lists every run; (e) a second clone fetches the ONNX
-package at `prod` with the README's one command and translates with it. A failed run calls
+package at `prod` with the one command of docs/lifecycle.md and translates with it. A failed run calls
 the webhook too (a two-stage project, to keep that part quick).
 """
 
@@ -64,7 +64,7 @@ def webhook() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, webhook: str) -> Iterator[dict[str, str]]:
-    """The server, with the alert automation installed by the README's command."""
+    """The server, with the alert automation installed by the command in docs/lifecycle.md."""
     with running_server(tmp_path_factory.mktemp("prefect-server-home")) as env:
         result = subprocess.run([sys.executable, "-m", "flows.alerts", "--webhook-url", webhook,
                                  "--allow-private-urls"], env=env, capture_output=True, text=True, timeout=120)
@@ -169,7 +169,7 @@ def test_champion_challenger_lifecycle(server: dict[str, str], project: Path, mi
              for exp in run["revs"]}
     assert {"first", "worse", "better"} <= names
 
-    # (e) a second clone fetches the package at prod (README) and translates with it
+    # (e) a second clone fetches the package at prod (docs/lifecycle.md) and translates with it
     clone = tmp_path / "clone"
     subprocess.run([*GIT, "clone", "-q", str(project), str(clone)], check=True)
     got = subprocess.run([str(BIN / "dvc"), "artifacts", "get", str(project), "nmt-de-en-onnx", "--stage", "prod",

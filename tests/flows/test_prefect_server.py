@@ -1,6 +1,6 @@
 """The weekly deployment against a real Prefect server on 127.0.0.1 (SQLite, private home).
 
-Follows the README: create the process work pool, `prefect deploy --all` from a copy of
+Follows docs/lifecycle.md: create the process work pool, `prefect deploy --all` from a copy of
 the repository's prefect.yaml and flows/ (as on a fresh clone), read the deployment back
 (cron schedule, pool, one-run concurrency limit, code location), trigger a run and execute
 it with `python -m prefect flow-run execute` (what a worker does, without polling), then
