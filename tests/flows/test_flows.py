@@ -25,6 +25,7 @@ from uuid import UUID
 import pytest
 import yaml
 
+from support.prefect_server import drain_prefect_services
 from support.scratch import (
     ROOT,
     build_project,
@@ -70,6 +71,7 @@ GATES = gate_names()
 def harness() -> Iterator[None]:
     with prefect_test_harness(server_startup_timeout=60):
         yield
+        drain_prefect_services()  # before the harness's server stops (support/prefect_server.py)
 
 
 @pytest.fixture(scope="module")

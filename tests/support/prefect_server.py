@@ -42,6 +42,22 @@ def _stop(proc: subprocess.Popen) -> None:
             continue
 
 
+def drain_prefect_services() -> None:
+    """Stop Prefect's in-process background services. Each keeps a client bound to the API URL
+    of the server it first talked to (the `nmt-pipeline` concurrency-slot service, the events
+    worker): a test module against another server would reuse it and fail with ConnectError.
+    Called when a module's server (or test harness) goes away, so no test depends on the order
+    of the modules that talk to Prefect."""
+    from prefect.concurrency.services import (
+        ConcurrencySlotAcquisitionService,
+        ConcurrencySlotAcquisitionWithLeaseService,
+    )
+    from prefect.events.worker import EventsWorker
+
+    for service in (ConcurrencySlotAcquisitionWithLeaseService, ConcurrencySlotAcquisitionService, EventsWorker):
+        service.drain_all(timeout=30)
+
+
 @contextmanager
 def running_server(home: Path) -> Iterator[dict[str, str]]:
     """A `prefect server start` of our own; yields the environment that talks to it."""
@@ -69,6 +85,7 @@ def running_server(home: Path) -> Iterator[dict[str, str]]:
             time.sleep(0.5)
         yield {**env, "PREFECT_API_URL": url}
     finally:
+        drain_prefect_services()
         _stop(proc)
 
 
