@@ -1,6 +1,6 @@
 """requirements.lock: the exact versions (with hashes) that `make install` installs, and its check.
 
-`make lock` resolves pyproject.toml's `dev` extra with pip-compile (torch pinned to this machine
+`make lock` resolves pyproject.toml's `dev` and `bench` extras with pip-compile (torch pinned to this machine
 kind's CPU wheel), then `python tools/lockfile.py stamp` writes the digest of pyproject.toml's
 dependency tables into the lock's header. `python tools/lockfile.py check` (run by `make install`
 and by tests/test_dependencies.py) fails with one line saying how to refresh when the tables

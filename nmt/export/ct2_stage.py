@@ -26,20 +26,20 @@ from nmt.config.evaluate import Decoding, EvaluateConfig
 from nmt.config.export import ExportConfig
 from nmt.decode.translator import Translator
 from nmt.export.checks import sacrebleu_score
-from nmt.export.ctranslate2 import Ct2Translator, convert
+from nmt.export.ctranslate2 import convert
 from nmt.export.package import TOKENIZER, source_commit, write_text_files
 from nmt.files.atomic import atomic_write_text, staged_dir
 from nmt.files.digest import sha256_file
 from nmt.files.lines import read_lines, split_file
 from nmt.gates.gate import Gate
 from nmt.model import checkpoint
+from nmt.runtime.ct2 import FORMAT, FORMAT_VERSION, Ct2Translator
 from nmt.runtime.package import CARD
 from nmt.text.vocab import SPECIALS
 
 log = logging.getLogger(__name__)
 
 REPORT_NAME = "ctranslate2"
-FORMAT, FORMAT_VERSION = "nmt-ctranslate2", 1
 USAGE = """import ctranslate2  # tokens: our tokenizer + BPE pieces, then "</s>" (see tokenizer.json)
 translator = ctranslate2.Translator("models/ct2/ctranslate2")
 best = translator.translate_batch([tokens], beam_size=4, length_penalty=1.0)[0].hypotheses[0]"""

@@ -10,27 +10,25 @@ is given as our tokens with the closing </s> (CTranslate2 adds nothing), so
 Length penalty: CTranslate2 divides a hypothesis' log-probability by |Y| ** length_penalty;
 our search by ((5 + |Y|) / 6) ** alpha (GNMT). The two rank finished hypotheses differently,
 so beam outputs may differ in a few lines; greedy outputs do not depend on it.
+Translating with the result: `nmt.runtime.ct2.Ct2Translator` (torch-free).
 `pip install "nmt[ct2]"` installs CTranslate2; nothing else in nmt needs it.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from torch import nn
 
-from nmt.decode.lines import LineTranslator
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
+from nmt.runtime.ct2 import INSTALL
 from nmt.text.vocab import Vocabulary
 
 log = logging.getLogger(__name__)
-
-INSTALL = 'CTranslate2 is not installed: pip install "nmt[ct2]" (or pip install ctranslate2)'
 
 
 def _np(t: Any) -> np.ndarray:
@@ -104,39 +102,3 @@ def convert(model: Transformer, src_vocab: Vocabulary, tgt_vocab: Vocabulary, ou
     spec.save(str(out))
     log.info("CTranslate2 model (%s) in %s", quantization or "float32", out)
     return out
-
-
-@dataclass(kw_only=True)
-class Ct2Translator(LineTranslator):
-    """Text in, text out with a CTranslate2 model directory and our tokenizer, vocabularies and
-    detokenizer (as `nmt translate`). `alpha` is passed as CTranslate2's `length_penalty`;
-    the output limit is the batch's longest source + `max_extra` (CTranslate2 takes one
-    limit per batch)."""
-
-    ct2: Any  # ctranslate2.Translator
-    model_max_len: int
-
-    @classmethod
-    def open(cls, model_dir: Path, like: LineTranslator, max_len: int, compute_type: str = "default",
-             threads: int = 0) -> Ct2Translator:
-        try:
-            import ctranslate2
-        except ImportError as exc:
-            raise NmtError(INSTALL) from exc
-        ct2 = ctranslate2.Translator(str(model_dir), device="cpu", compute_type=compute_type, inter_threads=1,
-                                     intra_threads=threads)
-        return cls(ct2=ct2, model_max_len=max_len, vocabs=like.vocabs, tokenize=like.tokenize,
-                   detokenizer=like.detokenizer, beam_size=like.beam_size, alpha=like.alpha,
-                   max_extra=like.max_extra, batch_size=like.batch_size)
-
-    @property
-    def max_len(self) -> int:
-        return self.model_max_len
-
-    def decode_batch(self, sources: list[list[int]]) -> list[list[int]]:
-        src, tgt = self.vocabs.src, self.vocabs.tgt
-        limit = min(max(len(s) for s in sources) + self.max_extra, self.max_len - 1)
-        results = self.ct2.translate_batch([src.decode(s) for s in sources], beam_size=self.beam_size,
-                                           length_penalty=self.alpha, max_decoding_length=limit,
-                                           max_batch_size=len(sources))
-        return [[tgt.stoi[t] for t in r.hypotheses[0]] for r in results]

@@ -46,6 +46,19 @@ class Package:
         return self.root / files[name]["file"]
 
 
+def verify_files(root: Path, files: dict[str, str], remedy: str) -> None:
+    """Every file the card lists (`{relative path: SHA-256}`) is there with that digest, else a
+    `DataError` naming it and `remedy`."""
+    for name, expected in files.items():
+        file = root / name
+        if not file.is_file():
+            raise DataError(f"{file}: missing from the package (listed in {CARD}); copy the whole folder or {remedy}")
+        actual = sha256_file(file)
+        if actual != expected:
+            raise DataError(f"{file}: SHA-256 {actual[:12]}... differs from the {expected[:12]}... recorded in "
+                            f"{root / CARD}; the file was changed or comes from another export; {remedy}")
+
+
 def load_package(path: Path) -> Package:
     """Read and verify an export folder; `DataError` names the file at fault."""
     root = Path(path)
@@ -59,15 +72,7 @@ def load_package(path: Path) -> Package:
     if not isinstance(card, dict) or card.get("format") != FORMAT or card.get("format_version") != FORMAT_VERSION:
         raise DataError(f"{card_path}: not an {FORMAT} card of version {FORMAT_VERSION}; {REEXPORT}")
     try:
-        for name, expected in card["files"].items():
-            file = root / name
-            if not file.is_file():
-                raise DataError(f"{file}: missing from the package (listed in {CARD}); copy the whole folder or "
-                                f"{REEXPORT}")
-            actual = sha256_file(file)
-            if actual != expected:
-                raise DataError(f"{file}: SHA-256 {actual[:12]}... differs from the {expected[:12]}... recorded in "
-                                f"{card_path}; the file was changed or comes from another export; {REEXPORT}")
+        verify_files(root, card["files"], REEXPORT)
         vocab = card["vocab"]
         src = Vocabulary.load(root / vocab["src"]["file"], vocab["src"]["sha256"])
         tgt = Vocabulary.load(root / vocab["tgt"]["file"], vocab["tgt"]["sha256"])

@@ -9,8 +9,10 @@ normalised input exactly.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import ModuleType
 
 from nmt.errors import DataError
 from nmt.files.lines import read_lines
@@ -24,11 +26,28 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
+def import_spacy() -> ModuleType:
+    """spaCy, imported without torch. Its ML library, thinc, imports torch at import time when
+    torch is installed: in a torch-free runtime process (ONNX Runtime, CTranslate2) that costs a
+    second or more, hundreds of MB, and a second OpenMP runtime beside the engine's. The rule-based
+    tokenizer needs none of it, so while thinc loads in a process that has not imported torch,
+    torch is hidden from it; a later `import torch` works as usual."""
+    if "torch" in sys.modules or "thinc" in sys.modules:
+        import spacy
+
+        return spacy
+    sys.modules["torch"] = None  # type: ignore[assignment]  # makes `import torch` raise ImportError
+    try:
+        import spacy
+    finally:
+        if sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+    return spacy
+
+
 def make_tokenizer(lang: str, lowercase: bool) -> Callable[[Iterable[str]], Iterable[Tokenized]]:
     """A function from raw sentences to (tokens, flags), using spacy.blank(lang)."""
-    import spacy
-
-    tokenizer = spacy.blank(lang).tokenizer
+    tokenizer = import_spacy().blank(lang).tokenizer
 
     def tokenize(texts: Iterable[str]) -> Iterable[Tokenized]:
         for doc in tokenizer.pipe((normalize(t) for t in texts), batch_size=1000):

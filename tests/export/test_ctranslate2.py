@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,9 +13,9 @@ import pytest
 
 from nmt.config.evaluate import Decoding
 from nmt.decode.translator import Translator
-from nmt.errors import GateError
+from nmt.errors import DataError, GateError
 from nmt.export.ct2_stage import Ct2Paths, ct2_stage
-from nmt.export.ctranslate2 import Ct2Translator
+from nmt.runtime.ct2 import Ct2Translator
 from support.onnx import SMALL_EXPORT, sentences, validated_dir
 
 pytest.importorskip("ctranslate2")
@@ -59,3 +61,29 @@ def test_disabled_target_writes_a_note_only(model_path: Path, tmp_path: Path) ->
     out = _run(tmp_path, model_path, ctranslate2=False)
     assert [p.name for p in out.iterdir()] == ["README.md"]
     assert json.loads((tmp_path / "ctranslate2.json").read_text()) == {"enabled": False}
+
+
+def test_the_folder_translates_on_its_own_without_torch(ct2: Path, model_path: Path) -> None:
+    """`Ct2Translator.from_dir` reads the stage's folder alone (card, vocabularies, tokenizer) and
+    decodes as torch does (greedy: the same argmax), in a process that never imports torch."""
+    lines = sentences(16, seed=5)
+    expected = Translator.from_file(model_path, Decoding(beam_size=1)).translate(lines)
+    code = ("import json, sys\nfrom nmt.runtime.ct2 import Ct2Translator\n"
+            "t = Ct2Translator.from_dir(sys.argv[1], beam_size=1, inter_threads=2, intra_threads=1)\n"
+            "print(json.dumps({'lines': t.translate(json.loads(sys.argv[2])), 'torch': 'torch' in sys.modules,"
+            " 'card': [t.beam_size, t.alpha]}))")
+    out = subprocess.run([sys.executable, "-c", code, str(ct2), json.dumps(lines)], capture_output=True, text=True,
+                         check=True).stdout
+    got = json.loads(out)
+    assert got["lines"] == expected and got["torch"] is False
+    assert Ct2Translator.from_dir(ct2).beam_size == 4  # the card's decoding settings by default (the fixture's)
+
+
+def test_a_changed_file_in_the_folder_is_named(ct2: Path, tmp_path: Path) -> None:
+    out = Path(shutil.copytree(ct2, tmp_path / "ct2"))
+    (out / "tgt.vocab").write_text("<pad>\n<unk>\n<s>\n</s>\nchanged\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"tgt\.vocab: SHA-256 .* differs"):
+        Ct2Translator.from_dir(out)
+    (out / "model.json").unlink()
+    with pytest.raises(DataError, match="not a CTranslate2 model of nmt"):
+        Ct2Translator.from_dir(out)
