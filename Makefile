@@ -40,7 +40,7 @@ lock:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install "pip-tools>=7.4"
 	echo "$(TORCH)" > $(VENV)/lock-constraints.txt
-	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --extra dev \
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --extra dev --extra bench \
 		--constraint $(VENV)/lock-constraints.txt --no-emit-index-url --no-emit-find-links \
 		--output-file $(LOCK) pyproject.toml
 	$(BIN)/python tools/lockfile.py stamp
@@ -51,11 +51,13 @@ repro: install
 test: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest --randomly-seed=$(TEST_SEED) $(PYTEST_ARGS)
 
-bench: install  # after `make repro`: the decoding and ONNX benches read models/
-	$(BIN)/python bench/tokenize_cache.py
+bench: install  # after `make repro`: the benches read data/ and models/; then commit bench/results, README.md, docs/
+	$(BIN)/python bench/tokenize_cache.py  # downloads the corpus: set NMT_DATA_MIRROR offline
+	$(BIN)/python bench/subwords.py
 	$(BIN)/python bench/train_throughput.py
 	$(BIN)/python bench/decode_speed.py
 	$(BIN)/python bench/decode_peers.py
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item publish
 
 clean-venv:
 	rm -rf $(VENV)

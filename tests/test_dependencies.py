@@ -14,7 +14,7 @@ import pytest
 from support.imports import ROOT
 from tools import lockfile
 
-FIRST_PARTY = {"nmt", "flows", "support", "tools", "conftest"}
+FIRST_PARTY = {"nmt", "flows", "support", "tools", "conftest", "bench"}
 # the code that may import a package, and the extras whose packages it may import
 SCOPES = {"nmt": ("pipeline", "runtime", "ct2"), "flows": ("pipeline",), "bench": ("pipeline", "bench"),
           "tests": ("dev",), "tools": ("dev",)}

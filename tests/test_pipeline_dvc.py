@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from nmt.data.shards import SHARD_LINES
+from nmt.publish.stage import pages, render_pages
+from nmt.publish.tables import Sources
 from support.scratch import build_project, commit_project, copy_project, project_env
 from support.scratch import dvc as _dvc
 
@@ -116,15 +119,19 @@ def test_going_back_to_earlier_tokenize_params_hits_the_cache(workspace: Path, e
     project = workspace
     _set_param(project, "tokenize", "lowercase", True)
     assert _dvc(project, env, "repro", "tokenize").returncode == 0
+    # cached per shard: the train files (28,998 lines) are two shards each, the others one
+    shards = sum(-(-len((project / "data/validated" / f.name).read_bytes().splitlines()) // SHARD_LINES)
+                 for f in (project / "data/validated").iterdir())
+    assert shards == 8
     stats = json.loads((project / "reports/validation/tokens.json").read_text())["stats"]["cache"]
-    assert stats["hits"] == 0 and stats["misses"] == 6
+    assert stats["hits"] == 0 and stats["misses"] == shards
     assert "ein" in (project / "data/tokens/train.de.tsv").read_text().split()
 
     _set_param(project, "tokenize", "lowercase", False)
     run = _dvc(project, env, "repro", "tokenize")
     assert run.returncode == 0, run.stderr
     stats = json.loads((project / "reports/validation/tokens.json").read_text())["stats"]["cache"]
-    assert stats["hits"] == 6 and stats["misses"] == 0
+    assert stats["hits"] == shards and stats["misses"] == 0
 
 
 def test_failed_gate_fails_stage_and_keeps_previous_outputs(workspace: Path, env: dict) -> None:
@@ -139,3 +146,25 @@ def test_failed_gate_fails_stage_and_keeps_previous_outputs(workspace: Path, env
     assert (project / "dvc.lock").read_text() == lock
     report = json.loads((project / "reports/validation/raw.json").read_text())
     assert report["success"] is False
+
+
+def test_a_changed_parameter_leaves_the_published_pages_in_step(workspace: Path, env: dict) -> None:
+    """`dvc repro` after a params change re-runs publish, so the README states the new scores and
+    re-rendering it changes nothing (what tests/test_published.py checks on the repository)."""
+    project = workspace
+    def scores_shown() -> bool:
+        readme = (project / "README.md").read_text()
+        return all(f"**{v['sacrebleu']:.2f}**" in readme
+                   for v in json.loads((project / "reports/metrics.json").read_text()).values())
+
+    assert scores_shown()  # the first repro rendered the tiny model's scores
+    _set_param(project, "evaluate", "beam_size", 2)
+    run = _dvc(project, env, "repro")
+    assert run.returncode == 0, run.stderr + run.stdout
+    assert "Running stage 'publish'" in run.stdout and "Stage 'train' didn't change" in run.stdout
+    metrics = json.loads((project / "reports/metrics.json").read_text())
+    assert {v["decoding"]["beam_size"] for v in metrics.values()} == {2}
+    assert scores_shown() and "with beam 2 and length penalty" in (project / "README.md").read_text()
+    site = pages(project / "README.md", project / "docs")
+    assert render_pages(site, Sources(project / "reports", project / "bench" / "results")) == \
+        {p: p.read_text() for p in site}

@@ -24,5 +24,7 @@ def test_a_prefect_server_on_another_port_is_shown_with_its_ui_api_url() -> None
     assert port != "4200" and f"PREFECT_UI_API_URL=http://127.0.0.1:{port}/api" in block
 
 
-def test_scores_say_they_are_machine_dependent_with_the_range_seen() -> None:
-    assert "These numbers depend on the machine" in README and "37.99 on one machine and 38.35" in README
+def test_scores_say_they_are_machine_dependent() -> None:
+    """The caveat stays next to the scores (its figures come from no committed result, so it has none)."""
+    results = README[README.index("## Results"):README.index("## Documentation")]
+    assert "These numbers depend on the machine" in results and "reports/experiments.md" in results

@@ -25,7 +25,7 @@ from nmt.config.evaluate import Decoding
 from nmt.config.loader import from_dict
 from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError, NmtError
-from nmt.runtime.package import CARD, verify_files
+from nmt.runtime.package import CARD, read_card, verify_files
 from nmt.text.detokenizer import Detokenizer
 from nmt.text.subword import BPE
 from nmt.text.tokenizer import make_tokenizer
@@ -71,14 +71,7 @@ class Ct2Translator(LineTranslator):
         """Load a verified `models/ct2` folder; decoding options default to its card's."""
         root = Path(path)
         card_path = root / CARD
-        try:
-            card = json.loads(card_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise DataError(f"{card_path}: not found; {root} is not a CTranslate2 model of nmt ({RECONVERT})") from None
-        except (OSError, ValueError) as exc:
-            raise DataError(f"{card_path}: cannot read ({exc}); {RECONVERT}") from None
-        if not isinstance(card, dict) or card.get("format") != FORMAT or card.get("format_version") != FORMAT_VERSION:
-            raise DataError(f"{card_path}: not an {FORMAT} card of version {FORMAT_VERSION}; {RECONVERT}")
+        card = read_card(root, FORMAT, FORMAT_VERSION, "a CTranslate2 model of nmt", RECONVERT)
         try:
             files = card["files"]
             verify_files(root, files, RECONVERT)

@@ -46,6 +46,21 @@ class Package:
         return self.root / files[name]["file"]
 
 
+def read_card(root: Path, kind: str, kind_version: int, what: str, remedy: str) -> dict[str, Any]:
+    """`root/model.json`, checked to be a card of format `kind`, version `kind_version`; else a
+    `DataError` saying `root` is not `what` and how to get one (`remedy`)."""
+    card_path = root / CARD
+    try:
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{card_path}: not found; {root} is not {what} ({remedy})") from None
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{card_path}: cannot read ({exc}); {remedy}") from None
+    if not isinstance(card, dict) or card.get("format") != kind or card.get("format_version") != kind_version:
+        raise DataError(f"{card_path}: not an {kind} card of version {kind_version}; {remedy}")
+    return card
+
+
 def verify_files(root: Path, files: dict[str, str], remedy: str) -> None:
     """Every file the card lists (`{relative path: SHA-256}`) is there with that digest, else a
     `DataError` naming it and `remedy`."""
@@ -63,14 +78,7 @@ def load_package(path: Path) -> Package:
     """Read and verify an export folder; `DataError` names the file at fault."""
     root = Path(path)
     card_path = root / CARD
-    try:
-        card = json.loads(card_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"{card_path}: not found; {root} is not an ONNX export of nmt ({REEXPORT})") from None
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{card_path}: cannot read ({exc}); {REEXPORT}") from None
-    if not isinstance(card, dict) or card.get("format") != FORMAT or card.get("format_version") != FORMAT_VERSION:
-        raise DataError(f"{card_path}: not an {FORMAT} card of version {FORMAT_VERSION}; {REEXPORT}")
+    card = read_card(root, FORMAT, FORMAT_VERSION, "an ONNX export of nmt", REEXPORT)
     try:
         verify_files(root, card["files"], REEXPORT)
         vocab = card["vocab"]

@@ -75,6 +75,10 @@ def build_project(root: Path) -> Path:
         params[section].update(values)
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     shutil.copytree(ROOT / "nmt", root / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
+    # what the publish stage renders (the pages) and from what besides the stages' reports (bench results)
+    shutil.copy(ROOT / "README.md", root / "README.md")
+    shutil.copytree(ROOT / "docs", root / "docs")
+    shutil.copytree(ROOT / "bench" / "results", root / "bench" / "results")
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     return root
 

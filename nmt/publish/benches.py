@@ -1,0 +1,153 @@
+"""Generated blocks from the bench results (`bench/results/*.json`, written by `make bench`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nmt.publish.sources import Sources, measured, pct, table
+
+
+ENGINE = {"onnx": "ONNX package", "ct2": "CTranslate2"}
+
+
+def decode_peers(s: Sources) -> str:
+    """docs/benchmarks.md: every cell of bench/decode_peers.py."""
+    r = s.result("decode_peers")
+    res = r["results"]
+    parts = [f"All {res['sentences']} `{res['split']}` sentences, batches of {res['batch']}, sentences/s; "
+             f"timed: ours {res['timed']['ours']}; CTranslate2 {res['timed']['ctranslate2']}."]
+    for mode in res["modes"]:
+        torch = mode["torch"]
+        parts.append(f"\n**{mode['label']}** (torch, 2 threads, the reference: {torch['sentences_per_s']:.0f} "
+                     f"sentences/s, sacreBLEU {torch['sacrebleu']:.2f})\n")
+        rows = []
+        for row in mode["rows"]:
+            cells = row["cells"]
+            best = cells[row["best_layout"]]
+            rows.append([f"{ENGINE[row['engine']]} {row['precision']}",
+                         *(f"{cells[layout]['sentences_per_s']:.0f}" + ("" if cells[layout]["ok"] else " (failed)")
+                           for layout in res["layouts"]),
+                         f"**{row['best_sentences_per_s']:.0f}**", f"{best['sacrebleu']:.2f}",
+                         pct(best["identical_to_torch"])])
+        parts.append(table(["engine", *res["layouts"], "best", "sacreBLEU", "lines identical to torch"], rows,
+                           "l" + "r" * (len(res["layouts"]) + 3)))
+        parts.append("\n" + "; ".join(
+            f"{precision}: ours / CTranslate2, best against best **{q['best']:.2f}x**, at 1 thread {q['one_thread']:.2f}x"
+            for precision, q in mode["ratios"].items()) + ".")
+    for probe in res.get("ct2_backend_probe", []):
+        parts.append(f"\nCTranslate2 {probe['precision']}, {probe['layout']}, beam 4, with `{probe['env']}` (Intel MKL "
+                     f"instead of its default backend on this CPU): {probe['sentences_per_s']:.0f} sentences/s against "
+                     f"{probe['default_sentences_per_s']:.0f} with the default.")
+    parts.append("\n" + measured(r, "decode_peers"))
+    return "\n".join(parts)
+
+
+def decode_peers_summary(s: Sources) -> str:
+    """README: the ratios of the decode peers bench, best layout against best layout."""
+    r = s.result("decode_peers")
+    rows = []
+    for mode in r["results"]["modes"]:
+        best = {(row["engine"], row["precision"]): row for row in mode["rows"]}
+        for precision, q in mode["ratios"].items():
+            ours, peer = best["onnx", precision], best["ct2", precision]
+            rows.append([mode["label"], precision, f"{ours['best_sentences_per_s']:.0f} ({ours['best_layout']})",
+                         f"{peer['best_sentences_per_s']:.0f} ({peer['best_layout']})", f"**{q['best']:.2f}x**",
+                         f"{q['one_thread']:.2f}x"])
+    ratios = [q["best"] for mode in r["results"]["modes"] for q in mode["ratios"].values()]
+    verdict = (f"Best against best, the ONNX package decodes at {min(ratios):.2f}x to {max(ratios):.2f}x "
+               f"CTranslate2's speed" + ("; CTranslate2 is ahead in every cell." if max(ratios) < 1 else "."))
+    return "\n".join([table(["decoding", "precision", "ONNX package, sentences/s (best layout)",
+                             "CTranslate2 (best layout)", "ours / CTranslate2", "at 1 thread"], rows, "llrrrr"),
+                      "", verdict + " Ours is timed text to text (tokenization included), CTranslate2 on source "
+                      "pieces prepared beforehand.", "", measured(r, "decode_peers") + " Every layout and check: "
+                      "[docs/benchmarks.md](docs/benchmarks.md#decoding-onnx-runtime-and-ctranslate2)."])
+
+
+def tokenize_cache(s: Sources) -> str:
+    """docs/benchmarks.md: cold against warm tokenization of the whole corpus."""
+    r = s.result("tokenize_cache")
+    res = r["results"]
+    return "\n".join([
+        f"{res['corpus']}, {len(res['files'])} files, {res['sentences']} sentences: cold (spaCy import and "
+        f"tokenization) {res['cold_s']:.2f} s, warm (every file from the cache, {res['warm_hits']} hits, "
+        f"{'byte-identical to cold' if res['identical'] else 'NOT identical to cold'}) {res['warm_s']:.3f} s: "
+        f"**{res['ratio']:.0f}x**.", "", measured(r, "tokenize_cache")])
+
+
+MODEL = {"ours": "ours", "straightforward": "straightforward (the seed-style step)",
+         "torch_nn_transformer": "`torch.nn.Transformer`"}
+
+
+def train_throughput(s: Sources) -> str:
+    """docs/benchmarks.md: the training step against its peers, like for like and as shipped."""
+    r = s.result("train_throughput")
+    res = r["results"]
+    m = res["model"]
+    agreement = res["agreement"]
+    peers = [k for k in agreement if k not in ("tolerance", "target_tokens", "ours")]
+    rows = [[MODEL[v["model"]], v["precision"], f"{v['tokens_per_s']:.0f}", f"{v['peak_mib']:.0f}"]
+            for v in res["variants"].values()]
+    comparisons = [[c["kind"], f"ours {res['variants'][c['ours']]['precision']}",
+                    f"{MODEL[res['variants'][c['peer']]['model']]} {res['variants'][c['peer']]['precision']}",
+                    f"**{c['ratio']:.2f}x**"] for c in res["comparisons"]]
+    return "\n".join([
+        f"Model N={m['n_layers']}, d_model={m['d_model']}, h={m['n_heads']}, d_ff={m['d_ff']}, dropout {m['dropout']:g}, "
+        f"attention dropout {m['attn_dropout']:g} (all three), {res['steps']} timed updates of up to {res['max_tokens']} "
+        f"tokens after {res['warmup']} untimed, on {res['device']} with {res['threads']} threads; "
+        f"`train.precision: {res['train_precision']}` trains in {res['shipped_precision']} here.", "",
+        table(["model", "precision", "target tokens/s", "peak MiB"], rows, "llrr"), "",
+        table(["comparison", "ours", "peer", "ours / peer"], comparisons, "lllr"), "",
+        "Agreement check before timing (our weights copied into each peer, fp32, dropout off, one batch of "
+        f"{agreement['target_tokens']} target tokens; tolerance {agreement['tolerance']:g} relative): "
+        + "; ".join(f"{MODEL[p]}: loss per token {agreement[p]['loss_per_token_rel_diff']:.1e}, gradient norm "
+                    f"{agreement[p]['grad_norm_rel_diff']:.1e} apart" for p in peers) + ".",
+        "", measured(r, "train_throughput")])
+
+
+def decode_speed(s: Sources) -> str:
+    """docs/benchmarks.md: the key/value cache against decoding without one."""
+    r = s.result("decode_speed")
+    res = r["results"]
+    labels = {}
+    rows = []
+    for subset in res["subsets"].values():
+        labels.update({k: v["label"] for k, v in subset["variants"].items()})
+    for name, subset in res["subsets"].items():
+        what = (f"all {subset['sentences']} sentences" if name == "all" else
+                f"the {subset['sentences']} with {res['long_min']}+ output pieces")
+        for sp in subset["speedups"]:
+            rows.append([what, labels[sp["cached"]], labels[sp["baseline"]], f"**{sp['ratio']:.1f}x**",
+                         "yes" if sp["outputs_identical"] else "NO"])
+    return "\n".join([
+        f"`{res['split']}`, batches of {res['batch_size']}, beam {res['beam_size']} with length penalty "
+        f"{res['alpha']:g}, {res['threads']} threads:", "",
+        table(["sentences", "with the cache", "against", "speed-up", "identical outputs"], rows, "lllrl"), "",
+        measured(r, "decode_speed")])
+
+
+def subwords(s: Sources) -> str:
+    """docs/benchmarks.md: our BPE against sentencepiece at the same vocabulary size."""
+    r = s.result("subwords")
+    res = r["results"]
+    rows = [[m["label"], m["vocab_size"], f"{m['learn_s']:.2f}", f"{m['segment_s']:.2f}",
+             f"{m['pieces_per_sentence']['de']:.2f}", f"{m['pieces_per_sentence']['en']:.2f}", m["val_unk"]]
+            for m in res["methods"].values()]
+    c = res["ours_composition"]
+    return "\n".join([
+        f"Multi30k train, both languages, {res['merges']} merges for ours (params.yaml), every model at "
+        f"{res['vocab_size']} symbols (ours: {c['pieces']} pieces, {c['alphabet']} alphabet symbols, {c['specials']} "
+        f"specials), sentencepiece with {res['threads']} thread:", "",
+        table(["subwords", "vocabulary", "learn s", "segment s", "pieces per sentence de", "en", "`<unk>` on val"],
+              rows, "lrrrrrr"), "", measured(r, "subwords")])
+
+
+def train_throughput_summary(s: Sources) -> str:
+    """README: the training step against the seed-style one, like for like and as shipped."""
+    r = s.result("train_throughput")
+    res = r["results"]
+    rows = [[c["kind"], f"ours {res['variants'][c['ours']]['precision']}",
+             f"{MODEL[res['variants'][c['peer']]['model']]} {res['variants'][c['peer']]['precision']}",
+             f"**{c['ratio']:.2f}x**"] for c in res["comparisons"] if c["peer"].startswith("straightforward")]
+    return "\n".join([table(["comparison", "ours", "peer", "target tokens/s, ours / peer"], rows, "lllr"), "",
+                      measured(r, "train_throughput") + " With `torch.nn.Transformer` too: "
+                      "[docs/benchmarks.md](docs/benchmarks.md#training-step)."])

@@ -1,0 +1,93 @@
+"""Stage 9, publish: render the generated blocks of the README and docs/ from committed results.
+
+Every figure the README and `docs/*.md` quote from a measurement lives in a generated block
+(`nmt.publish.blocks`) that this stage re-renders from `reports/*.json` (the stages' metrics and
+gate reports) and `bench/results/*.json` (`make bench`), so a retrain, a changed parameter or a
+new bench run leaves the documentation in step with the results it states. Text outside the
+blocks is left as written. `reports/published.json` records which file holds which blocks and
+the SHA-256 of every source they were rendered from. A block without a renderer, or a missing
+source, fails the stage with a message naming the file (and line) and changes no file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from nmt.command import arg, stage_main
+from nmt.errors import DataError
+from nmt.files.atomic import atomic_write_text
+from nmt.files.digest import sha256_file
+from nmt.publish.blocks import names, render_text
+from nmt.publish.tables import BLOCKS, Sources
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PublishParams:
+    """The publish stage reads no params.yaml section: what it renders is fixed by the blocks."""
+
+
+@dataclass(frozen=True)
+class PublishPaths:
+    readme: Path = arg("the README to render (README.md)")
+    docs: Path = arg("folder of Markdown pages to render (docs)")
+    reports: Path = arg("the stages' reports (reports)")
+    bench: Path = arg("bench results (bench/results)")
+    out: Path = arg("record of what was rendered from what (reports/published.json)")
+
+
+def pages(readme: Path, docs: Path) -> list[Path]:
+    return [readme, *sorted(docs.glob("*.md"))]
+
+
+def render_pages(files: Sequence[Path], sources: Sources) -> dict[Path, str]:
+    """The new text of every file; raises `DataError` before anything is written."""
+    rendered = {}
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+
+        def render(name: str, where: Path = path) -> str:
+            if name not in BLOCKS:
+                raise DataError(f"{where}: generated block {name!r} has no renderer; known blocks: "
+                                f"{', '.join(sorted(BLOCKS))} (nmt/publish/tables.py)")
+            try:
+                return BLOCKS[name](sources)
+            except (KeyError, TypeError, ValueError, IndexError) as exc:
+                raise DataError(f"{where}: block {name!r}: its source lacks {exc}; re-run what writes it "
+                                "(the stage or bench named in the block's source line)") from None
+
+        rendered[path] = render_text(text, render, str(path))
+    return rendered
+
+
+def publish(paths: PublishPaths) -> dict[str, object]:
+    files = pages(paths.readme, paths.docs)
+    rendered = render_pages(files, Sources(paths.reports, paths.bench))
+    for path, text in rendered.items():
+        if text != path.read_text(encoding="utf-8"):
+            atomic_write_text(path, text)
+            log.info("rendered %s", path)
+    sources = sorted([*paths.reports.glob("*.json"), *paths.reports.glob("validation/*.json"),
+                      *paths.bench.glob("*.json")])
+    record = {"blocks": {str(p): names(t, str(p)) for p, t in rendered.items() if names(t, str(p))},
+              "sources": {str(p): sha256_file(p) for p in sources if p != paths.out}}
+    atomic_write_text(paths.out, json.dumps(record, indent=1) + "\n")
+    return record
+
+
+def run(params: PublishParams, paths: PublishPaths) -> dict[str, object]:
+    return publish(paths)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return stage_main("publish", __doc__.split("\n\n")[0], PublishPaths, PublishParams, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
