@@ -57,6 +57,7 @@ bench: install  # after `make repro`: the benches read data/ and models/; then c
 	$(BIN)/python bench/train_throughput.py
 	$(BIN)/python bench/decode_speed.py
 	$(BIN)/python bench/decode_peers.py
+	$(BIN)/python bench/scale.py
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item publish
 
 clean-venv:

@@ -33,6 +33,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "validate": ("nmt.data.validate", "gate on raw data (params: validate); writes the cleaned corpus"),
     "tokenize": ("nmt.data.tokenize", "spaCy tokenization of every split (params: tokenize), cached; gated"),
     "vocab": ("nmt.data.vocab", "word or BPE vocabularies from train (params: vocab); gated"),
+    "binarize": ("nmt.data.binarize", "train and val ids in memory-mapped files for training; gated"),
     "train": ("nmt.train.stage", "train the Transformer (params: model, train); resumable; gated"),
     "evaluate": ("nmt.evaluate.stage", "translate and score the test sets (params: evaluate); HTML report; gated"),
     "export": ("nmt.export.stage", "ONNX package with its model card (params: export); parity-gated"),

@@ -65,12 +65,12 @@ def workspace(built: Path, tmp_path: Path) -> Path:
 def test_repro_builds_gated_outputs_then_is_up_to_date(built: Path, env: dict) -> None:
     project = built
     for path in ("data/raw/train.de.gz", "data/validated/train.en", "data/tokens/val.de.tsv",
-                 "data/vocab/src.vocab", "data/vocab/manifest.json"):
+                 "data/vocab/src.vocab", "data/vocab/manifest.json", "data/bin/manifest.json", "data/bin/train.de.bin"):
         assert (project / path).is_file(), path
     assert (project / "models/model.pt").is_file() and (project / "reports/train/curves.png").is_file()
     metrics = json.loads((project / "reports/train/live/metrics.json").read_text())
     assert metrics["step"] == 25 and metrics["train_loss"] > 0
-    for gate in ("raw", "tokens", "vocab", "train"):
+    for gate in ("raw", "tokens", "vocab", "binarize", "train"):
         report = json.loads((project / "reports/validation" / f"{gate}.json").read_text())
         assert report["success"] is True and report["checks"]
         assert (project / "reports/validation" / f"{gate}.md").read_text().startswith(f"# Gate `{gate}`: PASSED")
@@ -91,6 +91,7 @@ def _changed_stages(project: Path, env: dict) -> set[str]:
     ("nmt/export/stage.py", {"export"}),
     ("nmt/decode/translator.py", {"evaluate", "export", "ctranslate2"}),  # train decodes with nmt/decode/backend.py and search.py only
     ("nmt/runtime/session.py", {"export", "ctranslate2"}),
+    ("nmt/data/indexed.py", {"binarize", "train"}),  # the id files' format: written by one, memory-mapped by the other
 ])
 def test_code_edit_reruns_exactly_the_stages_that_import_it(built: Path, env: dict, edited: str,
                                                             expected: set[str]) -> None:
@@ -158,13 +159,13 @@ def test_a_changed_parameter_leaves_the_published_pages_in_step(workspace: Path,
                    for v in json.loads((project / "reports/metrics.json").read_text()).values())
 
     assert scores_shown()  # the first repro rendered the tiny model's scores
-    _set_param(project, "evaluate", "beam_size", 2)
+    _set_param(project, "evaluate", "beam_size", 3)  # the smoke configuration decodes with 2
     run = _dvc(project, env, "repro")
     assert run.returncode == 0, run.stderr + run.stdout
     assert "Running stage 'publish'" in run.stdout and "Stage 'train' didn't change" in run.stdout
     metrics = json.loads((project / "reports/metrics.json").read_text())
-    assert {v["decoding"]["beam_size"] for v in metrics.values()} == {2}
-    assert scores_shown() and "with beam 2 and length penalty" in (project / "README.md").read_text()
+    assert {v["decoding"]["beam_size"] for v in metrics.values()} == {3}
+    assert scores_shown() and "with beam 3 and length penalty" in (project / "README.md").read_text()
     site = pages(project / "README.md", project / "docs")
     assert render_pages(site, Sources(project / "reports", project / "bench" / "results")) == \
         {p: p.read_text() for p in site}

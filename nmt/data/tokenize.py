@@ -1,38 +1,64 @@
-"""Stage 3, tokenize: spaCy rule-based tokenization of every split, with a content-addressed cache.
+"""Stage 3, tokenize: spaCy rule-based tokenization of every split, streamed in shards over all cores, cached per shard.
 
 Output per split and language is `split.lang.tsv` in the format of `nmt.text.tokenizer`.
 
-Tokenizing is cached by content: the key hashes the input bytes, the tokenizer settings,
-the spaCy version and this file's format version, so a re-run after a change that does not
+Each file is read in shards of `nmt.data.shards.SHARD_LINES` lines; the shards are tokenized in
+a pool of `--workers` processes (default: every core this process may use), at most a few per
+worker in flight, and written in order as they come back, so memory stays flat however large
+the corpus and the output is byte-identical whatever the worker count.
+
+Tokenizing is cached by content, per shard: the key hashes the shard's bytes, the tokenizer
+settings, the spaCy version and the format version, so a re-run after a change that does not
 touch tokenization (filters, vocab, model) is a copy, going back to earlier parameters is
-served from the cache, and a stale entry can never match. Entries are verified by their
-own SHA-256 before use.
+served from the cache, a corpus grown by appended lines re-tokenizes only the shards that
+changed, and a stale entry can never match. Entries are verified by their own SHA-256 before use.
+
+The gate's corpus-level checks (rows equal input rows; tokens per sentence between 1, or 0
+outside train, and `tokenize.max_tokens`) are exact, folded from per-shard counts; its Great
+Expectations suites run on a frame of per-shard aggregates (rows, min and max tokens per shard).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
-from importlib.metadata import version
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
 
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, TokenizeConfig
-from nmt.files.atomic import atomic_open, staged_dir
-from nmt.files.lines import read_bytes, split_file, split_lines
+from nmt.data import shards
+from nmt.data.shards import (
+    FORMAT_VERSION,
+    ShardJob,
+    ShardResult,
+    ShardWorker,
+    TokenCache,
+    available_cores,
+    key_settings,
+    ordered_results,
+    read_shards,
+    shard_key,
+)
+from nmt.errors import ConfigError
+from nmt.files.atomic import staged_dir
+from nmt.files.lines import read_bytes, split_file
 from nmt.gates.gate import Gate
-from nmt.text.tokenizer import SUFFIX, format_line, make_tokenizer
+from nmt.text.tokenizer import SUFFIX
+
+__all__ = ["FORMAT_VERSION", "TokenCache", "cache_key", "tokenize_corpus", "tokenize_file"]
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1  # bump when the output format or normalisation changes
 REPORT_NAME = "tokens"
+GX_FRAME = ("per-shard aggregates: one row per shard (first_line, input_rows, rows, min_tokens, max_tokens), "
+            "one suite per file; the rows and tokens-per-sentence checks are exact over every sentence, "
+            "folded from per-shard counts")
 
 
 @dataclass(frozen=True)
@@ -50,104 +76,154 @@ class TokenizePaths:
     reports: Path = arg("directory for gate reports (reports/validation)")
     cache_dir: Path = arg("content-addressed tokenization cache", default=Path(".cache/tokenize"))
     no_cache: bool = arg("neither read nor write the cache", default=False)
+    # the shared parser types every valued option as a Path: `resolve_workers` reads it as a number
+    workers: int = arg("processes tokenizing shards; 0: every core this process may use", default=0)
+
+
+def resolve_workers(value: object) -> int:
+    """`--workers` as a process count: a whole number >= 0, 0 meaning every available core."""
+    try:
+        workers = int(str(value))
+    except ValueError:
+        workers = -1
+    if workers < 0:
+        raise ConfigError(f"--workers {value}: expected a whole number of processes >= 0 (0: every available core)")
+    return workers or available_cores()
 
 
 def cache_key(input_path: Path, lang: str, cfg: TokenizeConfig) -> str:
-    """Content hash of everything that determines the tokenized output."""
-    return _key(read_bytes(input_path), lang, cfg)
-
-
-def _key(data: bytes, lang: str, cfg: TokenizeConfig) -> str:
-    spec = {"input_sha256": hashlib.sha256(data).hexdigest(), "lang": lang,
-            "lowercase": cfg.lowercase, "spacy": version("spacy"), "format": FORMAT_VERSION}
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
-
-
-class TokenCache:
-    """A directory of `<key>.tsv` entries, each with a `<key>.sha256` integrity file."""
-
-    def __init__(self, root: Path | None) -> None:
-        self.root = Path(root) if root is not None else None
-
-    def get(self, key: str) -> bytes | None:
-        if self.root is None:
-            return None
-        entry, check = self.root / f"{key}{SUFFIX}", self.root / f"{key}.sha256"
-        try:
-            data, expected = entry.read_bytes(), check.read_text().strip()
-        except OSError:
-            return None
-        if hashlib.sha256(data).hexdigest() != expected:
-            log.warning("token cache entry %s is corrupt; ignoring it", entry)
-            return None
-        return data
-
-    def put(self, key: str, data: bytes) -> None:
-        if self.root is None:
-            return
-        with atomic_open(self.root / f"{key}{SUFFIX}", "wb") as fh:
-            fh.write(data)
-        with atomic_open(self.root / f"{key}.sha256", "w") as fh:
-            fh.write(hashlib.sha256(data).hexdigest() + "\n")
+    """Cache key of a file's whole content as one shard: the key of its only shard when it has at most
+    `SHARD_LINES` lines (reads the whole file: for tests and tools, not the stage)."""
+    return shard_key(read_bytes(input_path), lang, key_settings(cfg.lowercase))
 
 
 def tokenize_file(input_path: Path, lang: str, cfg: TokenizeConfig, cache: TokenCache) -> tuple[bytes, bool, int]:
-    """Tokenized content of one file as bytes, whether it came from the cache, and the
-    number of input lines (the file is read once)."""
-    raw = read_bytes(input_path)
-    lines = split_lines(raw, input_path)
-    key = _key(raw, lang, cfg)
-    cached = cache.get(key)
-    if cached is not None:
-        return cached, True, len(lines)
-    tokenize = make_tokenizer(lang, cfg.lowercase)
-    pairs = tokenize(tqdm(lines, desc=f"tokenize {input_path.name}", unit="sent", disable=None, leave=False))
-    data = "".join(format_line(toks, flags) + "\n" for toks, flags in pairs).encode("utf-8")
-    cache.put(key, data)
-    return data, False, len(lines)
+    """Tokenized content of one file as bytes, whether every shard came from the cache, and the number
+    of input lines; in this process. It holds the whole output: for benches and tests, not the stage."""
+    worker = ShardWorker(key_settings(cfg.lowercase), cache.root)
+    parts, hit, n_lines = [], True, 0
+    for job in read_shards(input_path, lang, shards.SHARD_LINES):
+        result = worker(job)
+        parts.append(result.data)
+        hit, n_lines = hit and result.hit, n_lines + job.rows
+    return b"".join(parts), hit, n_lines
 
 
-def _gate_file(gate: Gate, name: str, n_in: int, data: bytes, cfg: TokenizeConfig) -> None:
+@dataclass(frozen=True)
+class _File:
+    """A marker in the stream of shard jobs: a file starts (end=False) or has had all its shards."""
+
+    name: str  # split.lang
+    end: bool
+
+
+@dataclass
+class _Tally:
+    """One file's counts, folded shard by shard."""
+
+    input_rows: int = 0
+    histogram: Counter[int] = field(default_factory=Counter)  # tokens per sentence -> sentences
+    shards: list[dict[str, int]] = field(default_factory=list)  # the per-shard aggregates
+    hits: int = 0
+
+    def add(self, job: ShardJob, result: ShardResult) -> None:
+        rows = sum(result.histogram.values())
+        self.input_rows += job.rows
+        self.histogram.update(result.histogram)
+        self.hits += result.hit
+        self.shards.append({"first_line": job.first_line, "input_rows": job.rows, "rows": rows,
+                            "min_tokens": min(result.histogram, default=0),
+                            "max_tokens": max(result.histogram, default=0)})
+
+
+def _stream(data: DataConfig, in_dir: Path, shard_lines: int) -> Iterator[ShardJob | _File]:
+    for split in data.active.splits:
+        for lang in data.active.languages:
+            name = f"{split}.{lang}"
+            yield _File(name, end=False)
+            yield from read_shards(split_file(in_dir, split, lang), lang, shard_lines)
+            yield _File(name, end=True)
+
+
+def _gate_file(gate: Gate, name: str, tally: _Tally, cfg: TokenizeConfig) -> None:
     import great_expectations as gx
     import pandas as pd
 
-    lengths = [line.partition("\t")[0].count(" ") + 1 if line.partition("\t")[0] else 0
-               for line in data.decode("utf-8").splitlines()]
-    gate.stats[name] = {"sentences": len(lengths), "tokens": sum(lengths), "max_tokens": max(lengths, default=0)}
-    gate.expect(name, pd.DataFrame({"n_tokens": lengths}), [
-        ("rows equal input rows", gx.expectations.ExpectTableRowCountToEqual(value=n_in)),
-        # train must not contain empty sentences (validate drops them); test sets keep theirs
-        ("tokens per sentence", gx.expectations.ExpectColumnValuesToBeBetween(
-            column="n_tokens", min_value=1 if name.startswith("train.") else 0, max_value=cfg.max_tokens)),
+    hist, lo, hi = tally.histogram, 1 if name.startswith("train.") else 0, cfg.max_tokens
+    rows = sum(hist.values())
+    gate.stats[name] = {"sentences": rows, "tokens": sum(n * c for n, c in hist.items()),
+                        "min_tokens": min(hist, default=0), "max_tokens": max(hist, default=0),
+                        "shards": len(tally.shards), "cache_hits": tally.hits}
+    # exact over every sentence; train must not contain empty sentences (validate drops them), test sets keep theirs
+    gate.check(f"{name}: rows equal input rows", rows == tally.input_rows, f"{tally.input_rows} rows (the input's)",
+               str(rows))
+    outside = {n: c for n, c in sorted(hist.items()) if not lo <= n <= hi}
+    n_out = sum(outside.values())
+    observed = (f"{n_out} of {rows} rows outside ({100 * n_out / rows:.3g}%), e.g. "
+                + ", ".join(str(n) for n in list(outside)[:5])) if outside else \
+        f"{rows} rows, {min(hist, default=0)} to {max(hist, default=0)} tokens"
+    gate.check(f"{name}: tokens per sentence", not outside,
+               f"every sentence: min_value={lo} <= tokens <= max_value={hi} (exact, folded over shards)", observed)
+    frame = pd.DataFrame(tally.shards, columns=["first_line", "input_rows", "rows", "min_tokens", "max_tokens"],
+                         dtype="int64")
+    gate.expect(f"{name}.shards", frame, [
+        ("rows per shard equal input rows", gx.expectations.ExpectColumnPairValuesToBeEqual(
+            column_A="rows", column_B="input_rows")),
+        ("min tokens per shard", gx.expectations.ExpectColumnValuesToBeBetween(
+            column="min_tokens", min_value=lo, max_value=hi)),
+        ("max tokens per shard", gx.expectations.ExpectColumnValuesToBeBetween(
+            column="max_tokens", min_value=lo, max_value=hi)),
     ])
 
 
 def tokenize_corpus(data: DataConfig, cfg: TokenizeConfig, in_dir: Path, out_dir: Path,
-                    report_dir: Path, cache_dir: Path | None) -> Gate:
-    """Tokenize every split and language of the validated corpus into `out_dir`, gated."""
-    gate, cache = Gate(REPORT_NAME), TokenCache(cache_dir)
-    outputs: dict[str, bytes] = {}
-    hits = 0
-    for split in data.active.splits:
-        for lang in data.active.languages:
-            src = split_file(in_dir, split, lang)
-            content, hit, n_lines = tokenize_file(src, lang, cfg, cache)
-            hits += hit
-            name = f"{split}.{lang}"
-            _gate_file(gate, name, n_lines, content, cfg)
-            outputs[name + SUFFIX] = content
-    gate.stats["cache"] = {"hits": hits, "misses": len(outputs) - hits, "dir": str(cache_dir)}
-    log.info("tokenized %d files (%d from cache)", len(outputs), hits)
-    gate.finish(report_dir)
+                    report_dir: Path, cache_dir: Path | None, workers: object = 1) -> Gate:
+    """Tokenize every split and language of the validated corpus into `out_dir`, gated, in `workers`
+    processes (1: in this process; 0: every available core). The outputs are written shard by shard
+    into a staged directory that replaces `out_dir` only after the gate passed."""
+    gate, shard_lines, workers = Gate(REPORT_NAME), shards.SHARD_LINES, resolve_workers(workers)
     with staged_dir(out_dir) as tmp:
-        for name, content in outputs.items():
-            (tmp / name).write_bytes(content)
+        stream = _stream(data, in_dir, shard_lines)
+        with closing(ordered_results(stream, key_settings(cfg.lowercase), cache_dir, workers)) as results:
+            tallies = _write(results, tmp, gate, cfg)  # closed on any error, so the pool stops
+        hits, n_shards = sum(t.hits for t in tallies), sum(len(t.shards) for t in tallies)
+        gate.stats["cache"] = {"hits": hits, "misses": n_shards - hits, "dir": str(cache_dir)}
+        gate.stats["shards"] = {"lines_per_shard": shard_lines, "count": n_shards, "cache": "per shard",
+                                "great_expectations_on": GX_FRAME}
+        log.info("tokenized %d files in %d shards of up to %d lines (%d from cache) with %d worker(s)",
+                 len(tallies), n_shards, shard_lines, hits, workers)
+        gate.finish(report_dir)
     return gate
+
+
+def _write(results: Iterator[tuple[ShardJob | _File, ShardResult | None]], out_dir: Path, gate: Gate,
+           cfg: TokenizeConfig) -> list[_Tally]:
+    """Append each shard's tokens to its file in `out_dir` as results come; gate each file once it is complete."""
+    tallies: list[_Tally] = []
+    out = None
+    with tqdm(desc="tokenize", unit="sent", disable=None, leave=False) as bar:
+        try:
+            for item, result in results:
+                if isinstance(item, _File) and not item.end:
+                    tallies.append(_Tally())
+                    out = open(out_dir / f"{item.name}{SUFFIX}", "wb")
+                    bar.set_postfix_str(item.name)
+                elif isinstance(item, _File):
+                    out.close()
+                    _gate_file(gate, item.name, tallies[-1], cfg)
+                else:
+                    out.write(result.data)
+                    tallies[-1].add(item, result)
+                    bar.update(item.rows)
+        finally:
+            if out is not None:
+                out.close()
+    return tallies
 
 
 def run(params: TokenizeParams, paths: TokenizePaths) -> Gate:
     cache = None if paths.no_cache else paths.cache_dir
-    return tokenize_corpus(params.data, params.tokenize, paths.inp, paths.out, paths.reports, cache)
+    return tokenize_corpus(params.data, params.tokenize, paths.inp, paths.out, paths.reports, cache, paths.workers)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

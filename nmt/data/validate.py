@@ -7,6 +7,25 @@ checks the distribution. Row-level problems (an empty side, too many words, an e
 length ratio) are dropped from the splits in `validate.filter_splits` (train by default;
 test sets stay intact) and counted in the report; corpus-level problems (too few pairs,
 too many duplicates, too many filtered rows) fail the gate and nothing is written.
+
+The stage streams, in time linear and memory flat in the corpus size (issue 29). A split's two
+files are read side by side in chunks of `CHUNK_LINES` lines (`nmt.data.shards.read_shards`,
+plain or gzip); each chunk pair is measured, filtered and appended to the output in a staged
+directory, which replaces `--out` only once the whole gate has passed. What needs a whole split
+stays exact:
+
+- line counts, row-problem counts and shares are summed over chunks; a bad line's error names
+  its absolute line number;
+- the pair count is a GX expectation on per-chunk aggregates (one row per chunk, summed);
+- duplicates are counted from a 16-byte BLAKE2b digest of every pair, kept in one buffer and
+  sorted once at the end: 16 bytes of memory per pair (16 MB per million pairs, twice that while
+  sorting), the only memory that grows with the corpus; two distinct pairs collide with
+  probability below pairs^2 / 2^129.
+
+The distribution expectations (words per sentence, length ratio, with their `mostly`) run on a
+uniform reservoir sample of `SAMPLE_ROWS` rows per split (algorithm R, fixed seed), which is
+every row, in order, of a split no larger than that. The report's `stats[split]["expectations_on"]`
+says what each check ran on.
 """
 
 from __future__ import annotations
@@ -14,19 +33,25 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, ValidateConfig
-from nmt.errors import DataError
-from nmt.files.atomic import staged_dir
-from nmt.files.lines import read_lines, split_file, write_lines
+from nmt.data.chunks import Digests, Reservoir, Unreadable, side_by_side
+from nmt.files.atomic import atomic_open, staged_dir
+from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
 
 log = logging.getLogger(__name__)
 
 REPORT_NAME = "raw"
+CHUNK_LINES = 20_000  # lines read from each file of a split at a time (~1.5 MB of text per side)
+SAMPLE_ROWS = 10_000  # rows per split the distribution expectations see (all rows of a smaller split)
+SAMPLE_SEED = 29  # the reservoir's seed: the same corpus gives the same sample and report
+DIGEST_BYTES = 16  # per pair, for the exact duplicate count
 
 
 @dataclass(frozen=True)
@@ -68,76 +93,144 @@ def row_problems(df, langs: tuple[str, str], cfg: ValidateConfig):
     return problems
 
 
-def _expectations(split: str, langs: tuple[str, str], cfg: ValidateConfig) -> list:
+@dataclass
+class SplitTally:
+    """One split's measures, folded chunk by chunk."""
+
+    langs: tuple[str, str]
+    problems: dict[str, int]  # problem -> rows with it
+    rows_with_problems: int = 0
+    chunks: list[dict[str, int]] = field(default_factory=list)  # per-chunk aggregates: first_line, pairs
+    digests: Digests = field(default_factory=lambda: Digests(DIGEST_BYTES))  # of every pair: the duplicates
+    sample: Reservoir = field(default_factory=lambda: Reservoir(SAMPLE_ROWS, SAMPLE_SEED))
+
+    def add(self, df, problems: dict[str, Any]) -> Any:
+        """Fold one chunk's `pair_frame` and `row_problems`; return its rows-with-problems mask."""
+        bad = df.index != df.index  # all False
+        for name, mask in problems.items():
+            self.problems[name] += int(mask.sum())
+            bad = bad | mask.to_numpy()
+        self.rows_with_problems += int(bad.sum())
+        self.chunks.append({"first_line": self.digests.count + 1, "pairs": len(df)})
+        self.digests.add(df["pair"])
+        a, b = self.langs
+        self.sample.extend([df[f"{a}_words"].tolist(), df[f"{b}_words"].tolist(), df["length_ratio"].tolist()])
+        return bad
+
+    def sample_frame(self):
+        import pandas as pd
+
+        (a, b), (wa, wb, ratio) = self.langs, self.sample.columns(3)
+        return pd.DataFrame({f"{a}_words": pd.Series(wa, dtype="int64"), f"{b}_words": pd.Series(wb, dtype="int64"),
+                             "length_ratio": pd.Series(ratio, dtype="float64")})
+
+    def chunk_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.chunks or [{"first_line": 1, "pairs": 0}], columns=["first_line", "pairs"],
+                            dtype="int64")
+
+    def expectations_on(self) -> dict[str, str]:
+        n, size = self.sample.seen, self.sample.size
+        sample = (f"all {n} rows, in order (a reservoir of up to {size} rows holds the whole split)" if n <= size
+                  else f"reservoir sample of {size} of {n} rows (algorithm R, seed {SAMPLE_SEED})")
+        return {"pairs": f"per-chunk aggregates: {len(self.chunks)} chunk(s) of up to {CHUNK_LINES} lines, "
+                         "pair counts summed (exact)",
+                "words per sentence, length ratio": sample,
+                "duplicate_pairs, unique pairs": f"exact: a {DIGEST_BYTES}-byte BLAKE2b digest of every pair, "
+                                                 "sorted once at the end"}
+
+
+def _expectations(split: str, langs: tuple[str, str], cfg: ValidateConfig) -> tuple[list, list]:
+    """(expectations on the per-chunk aggregates, expectations on the sample)."""
     import great_expectations as gx
 
     mostly = 1.0 - cfg.max_filtered_rate
     min_rows = cfg.min_train_pairs if split == "train" else cfg.min_pairs
-    exps = [("pairs", gx.expectations.ExpectTableRowCountToBeBetween(min_value=min_rows))]
+    chunks = [("pairs", gx.expectations.ExpectColumnSumToBeBetween(column="pairs", min_value=min_rows))]
+    sample = []
     for lang in langs:
-        exps.append((f"{lang} words per sentence", gx.expectations.ExpectColumnValuesToBeBetween(
+        sample.append((f"{lang} words per sentence", gx.expectations.ExpectColumnValuesToBeBetween(
             column=f"{lang}_words", min_value=1, max_value=cfg.max_words, mostly=mostly)))
-    exps.append(("length ratio", gx.expectations.ExpectColumnValuesToBeBetween(
+    sample.append(("length ratio", gx.expectations.ExpectColumnValuesToBeBetween(
         column="length_ratio", min_value=1.0, max_value=cfg.max_length_ratio, mostly=mostly)))
-    if split == "train":
-        exps.append(("unique pairs", gx.expectations.ExpectColumnProportionOfUniqueValuesToBeBetween(
-            column="pair", min_value=1.0 - cfg.max_duplicate_rate)))
-    return exps
+    return chunks, sample
 
 
-def check_split(gate: Gate, data: DataConfig, cfg: ValidateConfig, raw_dir: Path, split: str):
-    """Gate one split; return its filtered {lang: lines}, or None when it failed corpus-level."""
+def _scan(files: dict[str, Path], tally: SplitTally, cfg: ValidateConfig, filtering: bool,
+          out: dict[str, Any]) -> dict[str, int]:
+    """Read, measure, filter and write a split chunk by chunk; its line count per language.
+    Rows are folded only while the chunks are aligned (a misaligned split fails anyway)."""
+    (la, lb) = tally.langs
+    counts, aligned = dict.fromkeys(tally.langs, 0), True
+    for ca, cb in side_by_side(files, CHUNK_LINES):
+        counts[la] += len(ca)
+        counts[lb] += len(cb)
+        aligned = aligned and len(ca) == len(cb)
+        if not aligned:
+            continue  # only counted from here
+        df = pair_frame({la: ca, lb: cb})
+        bad = tally.add(df, row_problems(df, tally.langs, cfg))
+        keep = ~bad if filtering and bad.any() else None
+        for lang, lines in ((la, ca), (lb, cb)):
+            rows = lines if keep is None else [s for s, k in zip(lines, keep) if k]
+            out[lang].write("".join(f"{s}\n" for s in rows))
+    return counts
+
+
+def check_split(gate: Gate, data: DataConfig, cfg: ValidateConfig, raw_dir: Path, split: str, out_dir: Path) -> bool:
+    """Gate one split, writing its filtered files into `out_dir` as it goes; False when it failed."""
     files = {lang: raw_dir / name for lang, name in data.active.splits[split].items()}
-    lines: dict[str, list[str]] = {}
-    for lang, path in files.items():
-        try:
-            lines[lang] = read_lines(path)
-        except DataError as exc:
-            gate.check(f"{split}: {path.name} readable", False, "an existing, valid UTF-8 file", str(exc))
-            return None
     (la, pa), (lb, pb) = files.items()
-    counts = f"{pa.name}: {len(lines[la])} lines, {pb.name}: {len(lines[lb])} lines"
-    if not gate.check(f"{split}: aligned", len(lines[la]) == len(lines[lb]), "equal line counts", counts):
-        return None
     langs = (la, lb)
-    df = pair_frame(lines)
-    ok = gate.expect(split, df, _expectations(split, langs, cfg))
-    problems = row_problems(df, langs, cfg)
-    bad = df.index != df.index  # all False
-    for mask in problems.values():
-        bad = bad | mask
-    n_bad = int(bad.sum())
+    tally = SplitTally(langs, dict.fromkeys(row_problems(pair_frame({la: [], lb: []}), langs, cfg), 0))
     filtering = split in cfg.filter_splits
+    try:
+        with ExitStack() as stack:
+            out = {lang: stack.enter_context(atomic_open(split_file(out_dir, split, lang), "w")) for lang in langs}
+            counts = _scan(files, tally, cfg, filtering, out)
+    except Unreadable as exc:
+        gate.check(f"{split}: {exc.path.name} readable", False, "an existing, valid UTF-8 file", str(exc.error))
+        return False
+    observed = f"{pa.name}: {counts[la]} lines, {pb.name}: {counts[lb]} lines"
+    if not gate.check(f"{split}: aligned", counts[la] == counts[lb], "equal line counts", observed):
+        return False
+    n, n_bad = tally.digests.count, tally.rows_with_problems
+    on_chunks, on_sample = _expectations(split, langs, cfg)
+    ok = gate.expect(split, tally.chunk_frame(), on_chunks)
+    ok &= gate.expect(split, tally.sample_frame(), on_sample)
+    duplicates = tally.digests.repeated()
+    if split == "train":
+        unique, least = (n - duplicates) / n if n else 0.0, 1.0 - cfg.max_duplicate_rate
+        ok &= gate.check(f"{split}: unique pairs", unique >= least,
+                         f"share of distinct pairs >= {least:g} (exact)", f"{unique:.4g}")
     gate.stats[split] = {
-        "pairs": len(df),
-        "pairs_kept": len(df) - (n_bad if filtering else 0),
-        "row_problems": {name: int(mask.sum()) for name, mask in problems.items()},
+        "pairs": n,
+        "pairs_kept": n - (n_bad if filtering else 0),
+        "row_problems": tally.problems,
         "rows_with_problems": n_bad,
         "filtered": filtering,
-        "duplicate_pairs": int(df["pair"].duplicated().sum()),
+        "duplicate_pairs": duplicates,
+        "expectations_on": tally.expectations_on(),
     }
-    rate = n_bad / max(len(df), 1)
+    rate = n_bad / max(n, 1)
     ok &= gate.check(f"{split}: rows with problems", rate <= cfg.max_filtered_rate,
-                     f"share <= {cfg.max_filtered_rate:g}", f"{n_bad} of {len(df)} ({rate:.3%})")
-    if not ok:
-        return None
-    if n_bad:
-        log.warning("%s: %d of %d pairs have row-level problems (%s)", split, n_bad, len(df),
+                     f"share <= {cfg.max_filtered_rate:g}", f"{n_bad} of {n} ({rate:.3%})")
+    if ok and n_bad:
+        log.warning("%s: %d of %d pairs have row-level problems (%s)", split, n_bad, n,
                     "dropped" if filtering else "kept: not in validate.filter_splits")
-    keep = df[~bad] if filtering else df
-    return {lang: keep[lang].tolist() for lang in langs}
+    return ok
 
 
 def validate_corpus(data: DataConfig, cfg: ValidateConfig, raw_dir: Path, out_dir: Path, report_dir: Path) -> Gate:
-    """Run the raw-data gate on every split; on success replace `out_dir` with the clean splits."""
+    """Run the raw-data gate on every split, writing the clean splits into a staged directory that
+    replaces `out_dir` only if the gate passes (a failed gate leaves `out_dir` as it was)."""
     gate = Gate(REPORT_NAME)
     gate.stats["corpus"] = data.corpus
-    clean = {split: check_split(gate, data, cfg, Path(raw_dir), split) for split in data.active.splits}
-    gate.finish(report_dir)  # raises GateError before anything is replaced
     with staged_dir(out_dir) as tmp:
-        for split, by_lang in clean.items():
-            for lang, lines in by_lang.items():
-                write_lines(split_file(tmp, split, lang), lines)
+        for split in data.active.splits:
+            check_split(gate, data, cfg, Path(raw_dir), split, tmp)
+        gate.finish(report_dir)  # raises GateError: the staged directory is discarded
     return gate
 
 

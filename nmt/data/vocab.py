@@ -20,6 +20,8 @@ from pathlib import Path
 
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, VocabConfig
+from nmt.data.shards import SHARD_LINES, decode_shard, read_shards
+from nmt.errors import DataError
 from nmt.files.atomic import atomic_write_text, staged_dir
 from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
@@ -52,18 +54,43 @@ def _token_lists(tokens_dir: Path, split: str, lang: str) -> list[list[str]]:
     return [toks for toks, _ in read_tokenized(split_file(tokens_dir, split, lang, SUFFIX))]
 
 
+def word_counts(path: Path) -> Counter[str]:
+    """How often each token occurs in a tokens file, read a shard at a time: the only thing
+    BPE learning and the vocabularies need, so no split is ever held as token lists."""
+    counts: Counter[str] = Counter()
+    for shard in read_shards(path, "", SHARD_LINES):
+        for lineno, line in enumerate(decode_shard(shard), start=shard.first_line):
+            text, sep, _ = line.partition("\t")
+            if not sep:
+                raise DataError(f"{path}:{lineno}: malformed tokens line (expected tokens, TAB, one flag per token); "
+                                "delete data/tokens and re-run the tokenize stage")
+            if text:
+                counts.update(text.split(" "))
+    return counts
+
+
+def piece_counts(bpe: BPE, words: Counter[str]) -> Counter[str]:
+    """How often each BPE piece occurs in a text with these word counts: each word type is
+    segmented once, its pieces counted as often as the word occurs."""
+    counts: Counter[str] = Counter()
+    for word, n in words.items():
+        for piece in bpe.segment_token(word):
+            counts[piece] += n
+    return counts
+
+
 def build_vocabularies(data: DataConfig, cfg: VocabConfig, tokens_dir: Path) -> Vocabularies:
-    """Build the vocabularies (and BPE merges) from the train split of `tokens_dir`."""
+    """Build the vocabularies (and BPE merges) from the train split of `tokens_dir`, streaming it
+    into word counts (memory grows with the word types, not with the corpus)."""
     src_lang, tgt_lang = data.src_lang, data.tgt_lang
-    train = {lang: _token_lists(tokens_dir, "train", lang) for lang in (src_lang, tgt_lang)}
+    counts = {lang: word_counts(split_file(tokens_dir, "train", lang, SUFFIX)) for lang in (src_lang, tgt_lang)}
     bpe, alphabet = None, []
     if cfg.kind == "bpe":
-        words = Counter(t for lang in train for sent in train[lang] for t in sent)
+        words = counts[src_lang] + counts[tgt_lang]
         bpe = BPE(learn_merges(words, cfg.bpe_merges, min_freq=max(cfg.min_freq, 2)))
-        log.info("learned %d BPE merges", len(bpe.merges))
-        train = {lang: [bpe.segment(s) for s in sents] for lang, sents in train.items()}
+        log.info("learned %d BPE merges from %d word types", len(bpe.merges), len(words))
+        counts = {lang: piece_counts(bpe, c) for lang, c in counts.items()}
         alphabet = bpe_alphabet(words)
-    counts = {lang: Counter(t for sent in sents for t in sent) for lang, sents in train.items()}
     # BPE pieces are kept whatever their frequency: min_freq already shaped the merges.
     min_freq = 1 if bpe is not None else cfg.min_freq
     if cfg.joint:

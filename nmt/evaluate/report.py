@@ -19,7 +19,7 @@ from nmt.gates.reports import GateReport, read_gate_report
 # The gates the report shows, in pipeline order: those of the stages download..evaluate, which
 # ran before the report is written. Later stages' gates (export, ctranslate2) are left out: their
 # reports in the folder are from an earlier run.
-REPORT_GATES = ("raw", "tokens", "vocab", "train", "evaluate")
+REPORT_GATES = ("raw", "tokens", "vocab", "binarize", "train", "evaluate")
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #222; }

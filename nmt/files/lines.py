@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from nmt.errors import DataError
@@ -50,16 +50,34 @@ def split_lines(data: bytes, path: Path | str) -> list[str]:
     raw_lines = data.split(b"\n")
     if raw_lines and raw_lines[-1] == b"":
         raw_lines.pop()  # the file's final newline
-    lines = []
-    for lineno, raw in enumerate(raw_lines, start=1):
-        try:
-            lines.append(raw.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError as exc:
-            raise DataError(
-                f"{path}:{lineno}: invalid UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1}); "
-                "the text must be UTF-8, one sentence per line: re-encode the file or fix that line"
-            ) from None
-    return lines
+    return [_decode(raw, path, lineno) for lineno, raw in enumerate(raw_lines, start=1)]
+
+
+def iter_lines(path: Path) -> Iterator[str]:
+    """The lines of `path` as `read_lines` gives them, read one at a time: memory holds a line,
+    not the file (a multi-GB split is streamed); the same `DataError`s, line numbers included."""
+    path = Path(path)
+    try:
+        with (gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")) as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                yield _decode(raw.removesuffix(b"\n"), path, lineno)
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found (run the previous stage first, e.g. `dvc repro`)") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise DataError(f"{path}: truncated or corrupt gzip ({exc}); "
+                        "delete it and run the download stage again") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read: {exc}") from None
+
+
+def _decode(raw: bytes, path: Path | str, lineno: int) -> str:
+    try:
+        return raw.decode("utf-8").rstrip("\r")
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"{path}:{lineno}: invalid UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1}); "
+            "the text must be UTF-8, one sentence per line: re-encode the file or fix that line"
+        ) from None
 
 
 def write_lines(path: Path, lines: Iterable[str]) -> None:

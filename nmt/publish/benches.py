@@ -151,3 +151,25 @@ def train_throughput_summary(s: Sources) -> str:
     return "\n".join([table(["comparison", "ours", "peer", "target tokens/s, ours / peer"], rows, "lllr"), "",
                       measured(r, "train_throughput") + " With `torch.nn.Transformer` too: "
                       "[docs/benchmarks.md](docs/benchmarks.md#training-step)."])
+
+
+def scale(s: Sources) -> str:
+    """docs/benchmarks.md: each data stage and the train stage's start-up against the corpus size."""
+    r = s.result("scale")
+    res = r["results"]
+    factors = [str(f) for f in res["factors"]]
+    header = ["stage", *(f"{f}x ({res['pairs'][f]} pairs)" for f in factors)]
+    rows = [[stage, *(f"{cells[f]['seconds']:.1f} s, {cells[f]['peak_mib']:.0f} MiB" for f in factors)]
+            for stage, cells in res["stages"].items()]
+    parts = [f"Wall time and peak memory of the stage's whole process tree (workers included); train: start-up "
+             f"and {res['updates']} updates.", "", table(header, rows, "l" + "r" * len(factors))]
+    if "growth" in res:
+        g = res["growth"]
+        parts += ["", f"From {g['from']}x to {g['to']}x: " + "; ".join(
+            f"{stage} time grows with exponent {v['time_exponent']:.2f}, memory x{v['memory_ratio']:.2f}"
+            for stage, v in g["stages"].items()) + " (exponent 1: linear; memory x1: flat)."]
+    first, last = factors[0], factors[-1]
+    parts += ["", f"Peak memory at {last}x against {first}x: " + "; ".join(
+        f"{stage} x{cells[last]['peak_mib'] / cells[first]['peak_mib']:.2f}" for stage, cells in res["stages"].items())
+        + "."]
+    return "\n".join(parts + ["", measured(r, "scale")])

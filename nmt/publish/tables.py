@@ -22,6 +22,7 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "train-throughput-summary": benches.train_throughput_summary,
     "decode-speed": benches.decode_speed,
     "subwords": benches.subwords,
+    "scale": benches.scale,
 }
 
 __all__ = ["BLOCKS", "Sources"]

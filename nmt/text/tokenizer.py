@@ -10,12 +10,12 @@ normalised input exactly.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
 
 from nmt.errors import DataError
-from nmt.files.lines import read_lines
+from nmt.files.lines import iter_lines, read_lines
 
 SUFFIX = ".tsv"
 Tokenized = tuple[list[str], str]  # (tokens, trailing-whitespace flags "1"/"0" per token)
@@ -68,12 +68,21 @@ def format_line(tokens: list[str], flags: str) -> str:
 
 def read_tokenized(path: Path) -> list[Tokenized]:
     """Read a `.tsv` tokens file back into (tokens, flags) pairs."""
-    out = []
-    for lineno, line in enumerate(read_lines(path), start=1):
-        text, sep, flags = line.partition("\t")
-        tokens = text.split(" ") if text else []
-        if not sep or len(flags) != len(tokens) or "" in tokens or flags.strip("01"):
-            raise DataError(f"{path}:{lineno}: malformed tokens line (expected tokens, TAB, one flag per token); "
-                            "delete data/tokens and re-run the tokenize stage")
-        out.append((tokens, flags))
-    return out
+    return [parse_tokens_line(line, path, lineno) for lineno, line in enumerate(read_lines(path), start=1)]
+
+
+def iter_tokenized(path: Path) -> Iterator[Tokenized]:
+    """`read_tokenized`, a line at a time: for passes over a whole training split (binarizing it,
+    learning the detokenizer) whose memory must not grow with the corpus."""
+    for lineno, line in enumerate(iter_lines(path), start=1):
+        yield parse_tokens_line(line, path, lineno)
+
+
+def parse_tokens_line(line: str, path: Path, lineno: int) -> Tokenized:
+    """One line of a tokens file as (tokens, flags); `DataError` naming the line when malformed."""
+    text, sep, flags = line.partition("\t")
+    tokens = text.split(" ") if text else []
+    if not sep or len(flags) != len(tokens) or "" in tokens or flags.strip("01"):
+        raise DataError(f"{path}:{lineno}: malformed tokens line (expected tokens, TAB, one flag per token); "
+                        "delete data/tokens and re-run the tokenize stage")
+    return tokens, flags

@@ -41,6 +41,14 @@ class Vocabularies:
     def tgt_lang(self) -> str:
         return self.manifest["tgt_lang"]
 
+    @property
+    def hashes(self) -> dict[str, str | None]:
+        """SHA-256 of the source and target vocabularies and the BPE merges (None: word level), as
+        the manifest records them: what ids made with these vocabularies (data/bin) are checked against."""
+        bpe = self.manifest.get("bpe")
+        return {"src": self.manifest["src"]["sha256"], "tgt": self.manifest["tgt"]["sha256"],
+                "bpe": bpe["sha256"] if bpe else None}
+
     def pieces(self, tokens: list[str], vocab: Vocabulary | None = None, dropout: float = 0.0,
                rng: random.Random | None = None) -> list[str]:
         """Model symbols of a token sequence (BPE pieces, or the tokens themselves); with

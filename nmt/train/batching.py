@@ -2,11 +2,14 @@
 batch contained a set of sentence pairs containing approximately 25000 source tokens and
 25000 target tokens").
 
-A split becomes a list of (source ids, target ids) with source = symbols + </s> and
-target = <s> + symbols + </s> (`Vocabularies.source_ids` / `target_ids`); with BPE-dropout
-(Provilkov et al. 2020) the training pairs are segmented afresh every epoch. Each epoch the pairs are sorted by length with ties broken
-at random, cut into batches whose padded size (rows x longest side) stays within the
-token budget, and the batches are shuffled. Everything random comes from
+A split is a set of (source ids, target ids) pairs with source = symbols + </s> and target =
+<s> + symbols + </s> (`Vocabularies.source_ids` / `target_ids`): memory-mapped from the
+binarize stage's data/bin (`nmt.train.pairs`, the train stage's path), or numericalised from
+the token files (`load_pairs`: no data/bin given, and BPE-dropout (Provilkov et al. 2020), which
+segments the training pairs afresh every epoch and so needs the tokens: the small-corpus path).
+Each epoch the pairs are sorted by length with ties broken at random, cut into batches whose
+padded size (rows x longest side) stays within the token budget, and the batches are shuffled,
+all on the lengths arrays (`length_batches`). Everything random comes from
 `random.Random(seed, epoch)`, so an epoch's batches can be rebuilt exactly on resume, and
 ranks of a distributed run agree on them without communicating.
 """
@@ -14,18 +17,22 @@ ranks of a distributed run agree on them without communicating.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
+import numpy as np
 import torch
 from torch import Tensor
 
+from nmt.config.train import TrainConfig
 from nmt.files.lines import split_file
 from nmt.text.tokenizer import SUFFIX, read_tokenized
 from nmt.text.vocab import PAD_ID
 from nmt.text.vocabularies import Vocabularies, pad_batch
+from nmt.train.pairs import Pair, PairArrays, Pairs, open_split
 
-Pair = tuple[list[int], list[int]]
 TokenPair = tuple[list[str], list[str]]
 
 
@@ -59,35 +66,73 @@ def epoch_pairs(token_pairs: list[TokenPair], vocabs: Vocabularies, max_len: int
     return numericalise(token_pairs, vocabs, max_len, bpe_dropout, random.Random(f"{seed}/bpe/{epoch}"))
 
 
-def make_batches(pairs: list[Pair], max_tokens: int, seed: int, epoch: int) -> list[list[int]]:
-    """Index lists of length-bucketed batches within `max_tokens` padded tokens per side."""
+class TrainingData(NamedTuple):
+    """The pairs a run trains and validates on."""
+
+    train: Pairs  # training ids (deterministic segmentation, at most train.max_len per side)
+    val: Pairs  # validation ids
+    tokens: list[TokenPair]  # training tokens, segmented afresh each epoch under BPE-dropout ([] without)
+
+
+def load_training_data(cfg: TrainConfig, vocabs: Vocabularies, tokens_dir: Path,
+                       bin_dir: Path | None) -> TrainingData:
+    """Train and val pairs memory-mapped from `bin_dir` (data/bin), the max_len filter applied on the
+    lengths; without one, numericalised from `tokens_dir` (the same ids, held as lists). The
+    training tokens are read only for BPE-dropout."""
+    if bin_dir is not None:
+        train, val = open_split(bin_dir, "train", vocabs).within(cfg.max_len), open_split(bin_dir, "val", vocabs)
+    else:
+        train, val = load_pairs(tokens_dir, "train", vocabs, cfg.max_len), load_pairs(tokens_dir, "val", vocabs)
+    tokens = load_token_pairs(tokens_dir, "train", vocabs) if cfg.bpe_dropout > 0 else []
+    return TrainingData(train, val, tokens)
+
+
+def lengths(pairs: Pairs) -> tuple[np.ndarray, np.ndarray]:
+    """(source lengths, target lengths) as int64 arrays: a `PairArrays`' own, or counted from lists."""
+    if isinstance(pairs, PairArrays):
+        return pairs.src_lens, pairs.tgt_lens
+    return tuple(np.fromiter((len(p[side]) for p in pairs), dtype=np.int64, count=len(pairs)) for side in (0, 1))
+
+
+def length_batches(src_lens: np.ndarray, tgt_lens: np.ndarray, max_tokens: int, seed: int,
+                   epoch: int) -> list[np.ndarray]:
+    """Index arrays of length-bucketed batches within `max_tokens` padded tokens per side: the pairs
+    sorted by (source length, target length, noise), one `random()` per pair in order as noise, cut
+    greedily where the next pair would overflow the budget, and the batches shuffled by the same rng."""
+    n = len(src_lens)
+    if n == 0:
+        return []
     rng = random.Random(f"{seed}/{epoch}")
-    noise = [rng.random() for _ in pairs]
-    order = sorted(range(len(pairs)), key=lambda i: (len(pairs[i][0]), len(pairs[i][1]), noise[i]))
-    batches: list[list[int]] = []
-    current: list[int] = []
-    longest = 0
-    for i in order:
-        size = max(len(pairs[i][0]), len(pairs[i][1]))
-        if current and max(longest, size) * (len(current) + 1) > max_tokens:
-            batches.append(current)
-            current, longest = [], 0
-        current.append(i)
+    noise = np.fromiter((rng.random() for _ in range(n)), dtype=np.float64, count=n)
+    order = np.lexsort((noise, tgt_lens, src_lens))  # stable: full ties keep index order, as sorted() does
+    cuts, rows, longest = [], 0, 0
+    for pos, size in enumerate(np.maximum(src_lens, tgt_lens)[order].tolist()):
+        if rows and max(longest, size) * (rows + 1) > max_tokens:
+            cuts.append(pos)
+            rows, longest = 0, 0
+        rows += 1
         longest = max(longest, size)
-    if current:
-        batches.append(current)
+    batches = np.split(order, cuts)
     rng.shuffle(batches)
     return batches
 
 
-def padding_waste(pairs: list[Pair], batches: list[list[int]]) -> float:
+def make_batches(pairs: Pairs, max_tokens: int, seed: int, epoch: int) -> list[list[int]]:
+    """Index lists of length-bucketed batches within `max_tokens` padded tokens per side (`length_batches`)."""
+    return [b.tolist() for b in length_batches(*lengths(pairs), max_tokens, seed, epoch)]
+
+
+def padding_waste(pairs: Pairs, batches: Sequence[Sequence[int]]) -> float:
     """Share of source + target positions in `batches` that are padding."""
-    real = padded = 0
-    for idx in batches:
-        src, tgt = [len(pairs[i][0]) for i in idx], [len(pairs[i][1]) for i in idx]
-        real += sum(src) + sum(tgt)
-        padded += len(idx) * (max(src) + max(tgt))
-    return 1.0 - real / max(padded, 1)
+    if not batches:
+        return 1.0  # as 1 - 0 / max(0, 1) always was
+    src_lens, tgt_lens = lengths(pairs)
+    rows = np.array([len(b) for b in batches], dtype=np.int64)
+    flat = np.concatenate([np.asarray(b, dtype=np.int64) for b in batches])
+    starts = np.concatenate([[0], np.cumsum(rows)[:-1]])
+    src, tgt = src_lens[flat], tgt_lens[flat]
+    padded = int((rows * (np.maximum.reduceat(src, starts) + np.maximum.reduceat(tgt, starts))).sum())
+    return 1.0 - int(src.sum() + tgt.sum()) / max(padded, 1)
 
 
 def shard(batches: list[list[int]], rank: int, world: int) -> list[list[int]]:
@@ -113,8 +158,10 @@ class Batch:
         return int((self.tgt_out != PAD_ID).sum())
 
 
-def collate(pairs: list[Pair], indices: list[int]) -> Batch:
-    src = torch.from_numpy(pad_batch([pairs[i][0] for i in indices]))
-    tgt = torch.from_numpy(pad_batch([pairs[i][1] for i in indices]))
-    real = sum(len(pairs[i][0]) + len(pairs[i][1]) for i in indices)
+def collate(pairs: Pairs, indices: Sequence[int]) -> Batch:
+    """The pairs at `indices` as a padded batch (the only ids of the split copied out of it)."""
+    rows = [pairs[i] for i in indices]
+    src = torch.from_numpy(pad_batch([s for s, _ in rows]))
+    tgt = torch.from_numpy(pad_batch([t for _, t in rows]))
+    real = sum(len(s) + len(t) for s, t in rows)
     return Batch(src, tgt[:, :-1], tgt[:, 1:], real, src.numel() + tgt.numel())

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
@@ -34,13 +35,13 @@ from nmt.text.vocab import PAD_ID
 from nmt.text.vocabularies import Vocabularies, load_vocabularies
 from nmt.train.batching import (
     Batch,
-    Pair,
+    Pairs,
     TokenPair,
     collate,
     epoch_pairs,
-    load_pairs,
-    load_token_pairs,
-    make_batches,
+    length_batches,
+    lengths,
+    load_training_data,
     padding_waste,
     shard,
 )
@@ -67,8 +68,8 @@ class Run:
     cfg: TrainConfig
     vocabs: Vocabularies
     token_pairs: list[TokenPair]  # training tokens, segmented afresh each epoch under BPE-dropout ([] without)
-    train_pairs: list[Pair]  # training ids (deterministic segmentation, at most train.max_len per side)
-    val_pairs: list[Pair]  # validation ids
+    train_pairs: Pairs  # training ids (deterministic segmentation, at most train.max_len per side; data/bin: mapped)
+    val_pairs: Pairs  # validation ids
     model: Transformer  # the weights that are checkpointed and returned
     net: torch.nn.Module  # what updates call: `model`, wrapped by DDP and torch.compile when enabled
     criterion: LabelSmoothingKL
@@ -84,18 +85,19 @@ class Run:
 class Epoch(NamedTuple):
     """The training data of one epoch on this rank."""
 
-    pairs: list[Pair]  # this epoch's training pairs (a fresh segmentation under BPE-dropout)
-    batches: list[list[int]]  # this rank's batches: indices into `pairs`
+    pairs: Pairs  # this epoch's training pairs (a fresh segmentation under BPE-dropout)
+    batches: list[np.ndarray]  # this rank's batches: indices into `pairs`
     waste: float  # share of padding positions in `batches`
 
 
 def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir: Path, ckpt_dir: Path,
-          live_dir: Path | None = None) -> tuple[Transformer, Progress]:
+          live_dir: Path | None = None, bin_dir: Path | None = None) -> tuple[Transformer, Progress]:
     """Train, resuming from the newest checkpoint in `ckpt_dir` when it belongs to the same
-    configuration and vocabulary (else starting over); return the model and its progress.
+    configuration and vocabulary (else starting over); return the model and its progress. The pairs
+    are memory-mapped from `bin_dir` (data/bin) when given, else numericalised from `tokens_dir`.
 
     Call `nmt.train.distributed.shutdown()` after the last collective operation of a distributed run."""
-    run, prog = setup(model_cfg, cfg, vocab_dir, tokens_dir, ckpt_dir, live_dir)
+    run, prog = setup(model_cfg, cfg, vocab_dir, tokens_dir, ckpt_dir, live_dir, bin_dir)
     with GracefulStop() as stop:
         while prog.epoch < cfg.epochs and not _reached(cfg, prog):
             epoch = epoch_batches(run, prog)
@@ -115,7 +117,7 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
 
 
 def setup(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir: Path, ckpt_dir: Path,
-          live_dir: Path | None) -> tuple[Run, Progress]:
+          live_dir: Path | None, bin_dir: Path | None = None) -> tuple[Run, Progress]:
     """Device, data, model, optimizer and loss, and the progress of a resumed checkpoint (a
     fresh `Progress` without one). Torch's RNG is seeded, then drawn by `build_model`, then
     replaced by a resumed checkpoint's state."""
@@ -128,9 +130,7 @@ def setup(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
     if cfg.bpe_dropout > 0 and vocabs.bpe is None:
         raise ConfigError(f"train.bpe_dropout={cfg.bpe_dropout:g} needs a BPE vocabulary, but {vocab_dir} is word "
                           "level; set vocab.kind: bpe or train.bpe_dropout: 0")
-    token_pairs = load_token_pairs(tokens_dir, "train", vocabs) if cfg.bpe_dropout > 0 else []
-    train_pairs = load_pairs(tokens_dir, "train", vocabs, cfg.max_len)
-    val_pairs = load_pairs(tokens_dir, "val", vocabs)
+    data = load_training_data(cfg, vocabs, tokens_dir, bin_dir)
     model = build_model(model_cfg, vocabs.src, vocabs.tgt).to(device)
     optimizer, scheduler = build_optimizer(model, model_cfg.d_model, cfg.warmup, cfg.lr_factor)
     criterion = LabelSmoothingKL(len(vocabs.tgt), cfg.label_smoothing)
@@ -139,8 +139,8 @@ def setup(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
     net: torch.nn.Module = DistributedDataParallel(model) if info.enabled else model
     if cfg.compile:
         net = torch.compile(net)
-    run = Run(model_cfg=model_cfg, cfg=cfg, vocabs=vocabs, token_pairs=token_pairs, train_pairs=train_pairs,
-              val_pairs=val_pairs, model=model, net=net, criterion=criterion, optimizer=optimizer,
+    run = Run(model_cfg=model_cfg, cfg=cfg, vocabs=vocabs, token_pairs=data.tokens, train_pairs=data.train,
+              val_pairs=data.val, model=model, net=net, criterion=criterion, optimizer=optimizer,
               scheduler=scheduler, ckpts=ckpts, device=device, info=info, bf16=use_bf16(cfg.precision, device),
               live=open_live(live_dir, resume=prog is not None) if info.main else None)
     log.info("model: %s parameters on %s x%d (%s); %d training pairs", f"{sum(p.numel() for p in model.parameters()):,}",
@@ -191,7 +191,7 @@ def epoch_batches(run: Run, prog: Progress) -> Epoch:
     pairs = run.train_pairs
     if cfg.bpe_dropout > 0:
         pairs = epoch_pairs(run.token_pairs, run.vocabs, cfg.max_len, cfg.bpe_dropout, cfg.seed, prog.epoch)
-    batches = shard(make_batches(pairs, cfg.max_tokens, cfg.seed, prog.epoch), info.rank, info.world)
+    batches = shard(length_batches(*lengths(pairs), cfg.max_tokens, cfg.seed, prog.epoch), info.rank, info.world)
     waste = padding_waste(pairs, batches)
     if info.main and prog.batch == 0:
         log.info("epoch %d: %d batches per process, %.1f%% padding", prog.epoch + 1, len(batches), 100 * waste)

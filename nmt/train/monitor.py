@@ -14,12 +14,12 @@ from nmt.decode.backend import greedy
 from nmt.files.atomic import atomic_open
 from nmt.model.transformer import Transformer
 from nmt.text.vocabularies import Vocabularies
-from nmt.train.batching import Pair, collate, make_batches
+from nmt.train.batching import Pairs, collate, make_batches
 from nmt.train.loss import LabelSmoothingKL
 
 
 @torch.no_grad()
-def validation_loss(model: Transformer, pairs: list[Pair], criterion: LabelSmoothingKL, max_tokens: int,
+def validation_loss(model: Transformer, pairs: Pairs, criterion: LabelSmoothingKL, max_tokens: int,
                     device: torch.device, autocast: bool) -> float:
     """Label-smoothed KL per target token over all of `pairs` (teacher forcing)."""
     model.eval()
@@ -34,7 +34,7 @@ def validation_loss(model: Transformer, pairs: list[Pair], criterion: LabelSmoot
 
 
 @torch.no_grad()
-def greedy_bleu(model: Transformer, pairs: list[Pair], vocabs: Vocabularies, device: torch.device,
+def greedy_bleu(model: Transformer, pairs: Pairs, vocabs: Vocabularies, device: torch.device,
                 batch_size: int = 64) -> float:
     """sacreBLEU (tokenize=none) of greedy translations of `pairs` against their targets."""
     import sacrebleu
@@ -46,7 +46,7 @@ def greedy_bleu(model: Transformer, pairs: list[Pair], vocabs: Vocabularies, dev
         b = collate(chunk, list(range(len(chunk))))
         for out, (_, tgt) in zip(greedy(model, b.src.to(device)), chunk):
             hyps.append(" ".join(vocabs.output_tokens(out)))
-            refs.append(" ".join(vocabs.output_tokens(tgt)))
+            refs.append(" ".join(vocabs.output_tokens(int(i) for i in tgt)))
     return sacrebleu.corpus_bleu(hyps, [refs], tokenize="none", force=True).score  # tokenized on purpose
 
 

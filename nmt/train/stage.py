@@ -1,6 +1,8 @@
 """Stage 5, train: train the Transformer (params: model, train), then write the final model, gated.
 
-The loop is `nmt.train.loop.train()`. After it, the final weights are the average of the
+The loop is `nmt.train.loop.train()`, on the train and val pairs memory-mapped from data/bin
+(the binarize stage); with `train.bpe_dropout` it also reads the training tokens of data/tokens,
+which it segments afresh every epoch. After it, the final weights are the average of the
 last `average_last` epoch checkpoints (paper 6.1), or the best / last. They are written as a
 self-contained model file (weights, config, vocabularies, tokenizer settings and a
 detokenizer learned from the training targets) and gated: the training loss stayed finite,
@@ -28,13 +30,13 @@ from nmt.gates.gate import Gate
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer
 from nmt.text.detokenizer import Detokenizer
-from nmt.text.tokenizer import SUFFIX, read_tokenized
+from nmt.text.tokenizer import SUFFIX, iter_tokenized
 from nmt.text.vocabularies import load_vocabularies
-from nmt.train.batching import load_pairs
 from nmt.train.distributed import init_distributed, shutdown
 from nmt.train.loop import Progress, train
 from nmt.train.loss import LabelSmoothingKL
 from nmt.train.monitor import plot_curves, validation_loss
+from nmt.train.pairs import open_split
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +74,8 @@ class TrainParams:
 @dataclass(frozen=True)
 class TrainPaths:
     vocab: Path = arg("vocab stage output (data/vocab)")
-    tokens: Path = arg("tokenize stage output (data/tokens)")
+    tokens: Path = arg("tokenize stage output (data/tokens): the detokenizer's text, BPE-dropout's tokens")
+    bin: Path = arg("binarize stage output (data/bin): the train and val ids, memory-mapped")
     checkpoints: Path = arg("checkpoint directory; an interrupted run resumes from it (models/checkpoints)")
     model: Path = arg("final model file to write (models/model.pt)")
     reports: Path = arg("directory for gate reports (reports/validation)")
@@ -83,7 +86,7 @@ def train_stage(model_cfg: ModelConfig, cfg: TrainConfig, tokenize_cfg: Tokenize
                 ) -> Gate | None:
     """Train, pick the final weights, gate them, write the model file and curves (rank 0)."""
     model, prog = train(model_cfg, cfg, paths.vocab, paths.tokens, paths.checkpoints,
-                        live_dir=Path(paths.train_reports) / "live")
+                        live_dir=Path(paths.train_reports) / "live", bin_dir=paths.bin)
     info = init_distributed("cpu")  # already initialised by train(); just read rank / world
     try:
         return _finish(model, prog, model_cfg, cfg, tokenize_cfg, paths) if info.main else None
@@ -96,7 +99,7 @@ def _finish(model: Transformer, prog: Progress, model_cfg: ModelConfig, cfg: Tra
     how = final_weights(model, cfg, checkpoint.CheckpointDir(paths.checkpoints, cfg.keep_last))
     vocabs = load_vocabularies(paths.vocab)
     device = next(model.parameters()).device
-    val_loss = validation_loss(model, load_pairs(paths.tokens, "val", vocabs),
+    val_loss = validation_loss(model, open_split(paths.bin, "val", vocabs),
                                LabelSmoothingKL(len(vocabs.tgt), cfg.label_smoothing), cfg.max_tokens,
                                device, device.type == "cuda")
     gate = Gate(REPORT_NAME)
@@ -106,7 +109,7 @@ def _finish(model: Transformer, prog: Progress, model_cfg: ModelConfig, cfg: Tra
     gate.check("final validation loss", math.isfinite(val_loss) and val_loss < cfg.max_val_loss,
                f"< {cfg.max_val_loss:g} per token", f"{val_loss:.4f}")
     state = checkpoint.model_payload(model, model_cfg, vocabs)
-    detok = Detokenizer.learn(read_tokenized(split_file(paths.tokens, "train", vocabs.tgt_lang, SUFFIX)))
+    detok = Detokenizer.learn(iter_tokenized(split_file(paths.tokens, "train", vocabs.tgt_lang, SUFFIX)))  # streamed
     state.update(final={"how": how, "step": prog.step, "epoch": prog.epoch, "val_loss": val_loss},
                  history=prog.history,
                  text={"src_lang": vocabs.src_lang, "tgt_lang": vocabs.tgt_lang,

@@ -168,7 +168,7 @@ def forbid_spacy(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args, **kwargs):
         raise AssertionError("make_tokenizer called although the cache should have served every file")
 
-    monkeypatch.setattr("nmt.data.tokenize.make_tokenizer", boom)
+    monkeypatch.setattr("nmt.data.shards.make_tokenizer", boom)  # what the shard worker calls
 
 
 def test_cache_hits_on_rerun_without_spacy(tiny_corpus: dict, validated: Path, tmp_path: Path,

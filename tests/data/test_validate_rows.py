@@ -53,9 +53,9 @@ def test_bad_rows_are_dropped_from_train_and_kept_in_val(tmp_path: Path) -> None
     expected_problems = {"empty de": 1, "de over 20 words": 0, "empty en": 0, "en over 20 words": 1,
                          "length ratio over 3": 1}
     assert stats["train"]["row_problems"] == expected_problems
-    assert stats["train"] | {"row_problems": None} == {
+    assert stats["train"] | {"row_problems": None, "expectations_on": None} == {
         "pairs": 303, "pairs_kept": 300, "row_problems": None, "rows_with_problems": 3, "filtered": True,
-        "duplicate_pairs": 0}
+        "duplicate_pairs": 0, "expectations_on": None}
     assert stats["val"]["row_problems"] == expected_problems
     assert stats["val"]["pairs"] == stats["val"]["pairs_kept"] == 103
     assert stats["val"]["filtered"] is False

@@ -261,3 +261,47 @@ def test_multi30k_pipeline_with_repository_params(mirror: Path, tmp_path: Path) 
         assert all(UNK_ID not in ids_of(s) for s in val), lang
     assert gate.stats["src"]["val_unk_rate"] == gate.stats["tgt"]["val_unk_rate"] == 0.0
     assert vocabs.src.itos[4] == "."
+
+
+# --- streaming: word counts, never the token lists ------------------------------------------------------------------
+
+@pytest.mark.parametrize("joint", [False, True])
+def test_vocabularies_from_streamed_counts_equal_those_from_the_token_lists(
+        tmp_path: Path, tiny_tokens, joint: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stage counts word types a shard at a time (shards of 50 lines here, so several per
+    file) and segments each type once; the vocabularies are those of the whole token lists
+    segmented sentence by sentence, and the train split's token lists are never read whole."""
+    import nmt.data.vocab as vocab_module
+
+    corpus, tokens = tiny_tokens
+    monkeypatch.setattr(vocab_module, "SHARD_LINES", 50)
+    read_whole = vocab_module.read_tokenized
+
+    def val_only(path: Path):  # the gate still reads val whole (a small split); train must stream
+        assert not Path(path).name.startswith("train."), f"{path} read whole"
+        return read_whole(path)
+
+    monkeypatch.setattr(vocab_module, "read_tokenized", val_only)
+    stage(tmp_path, corpus, tokens, kind="bpe", joint=joint, bpe_merges=40, min_freq=2, max_oov_rate=0.0)
+    got = load_vocabularies(tmp_path / "vocab")
+
+    words = train_counts(tokens, "de") + train_counts(tokens, "en")
+    bpe = BPE(learn_merges(words, 40, min_freq=2))
+    alphabet = [s for c in sorted({c for w in words for c in w}) for s in (c, CONT + c)]
+    pieces = {lang: Counter(p for toks, _ in read_tokenized(tokens / f"train.{lang}.tsv") for p in bpe.segment(toks))
+              for lang in ("de", "en")}
+    if joint:
+        expected_src = expected_tgt = Vocabulary.from_counts(pieces["de"] + pieces["en"], 1, None, alphabet)
+    else:
+        expected_src, expected_tgt = (Vocabulary.from_counts(pieces[lang], 1, None, alphabet) for lang in ("de", "en"))
+    assert got.bpe.merges == bpe.merges
+    assert got.src.itos == expected_src.itos and got.tgt.itos == expected_tgt.itos
+
+
+def test_a_tokens_line_without_its_flags_is_named(tmp_path: Path, tiny_tokens) -> None:
+    corpus, tokens = tiny_tokens
+    lines = (tokens / "train.en.tsv").read_text(encoding="utf-8").splitlines()
+    lines[6] = lines[6].partition("\t")[0]  # line 7 lost its TAB and flags
+    (tokens / "train.en.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"train\.en\.tsv:7: malformed tokens line"):
+        stage(tmp_path, corpus, tokens, kind="bpe", bpe_merges=20)

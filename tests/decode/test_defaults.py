@@ -18,7 +18,7 @@ from nmt.decode import translator as translator_module
 from nmt.decode.translator import Translator
 from nmt.train.stage import TrainPaths, train_stage
 from support.corpus import ROOT
-from support.train import copy_corpus, tiny_train
+from support.train import binarized, copy_corpus, tiny_train
 
 
 def test_the_defaults_are_the_tuned_settings_of_params_yaml() -> None:
@@ -36,7 +36,8 @@ def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cfg = tiny_train(epochs=1, val_bleu_sentences=0, early_stop_metric="val_loss", average_last=1, keep_last=1,
                      num_threads=1)
     model_cfg = ModelConfig(n_layers=1, d_model=16, n_heads=2, d_ff=32, dropout=0.0, max_len=64)
-    train_stage(model_cfg, cfg, TokenizeConfig(), TrainPaths(vocab, tokens, root / "ckpt", root / "model.pt",
+    bin_dir = binarized(tokens, vocab)
+    train_stage(model_cfg, cfg, TokenizeConfig(), TrainPaths(vocab, tokens, bin_dir, root / "ckpt", root / "model.pt",
                                                              root / "reports", root / "tr"))
     return root / "model.pt"
 

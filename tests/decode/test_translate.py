@@ -18,7 +18,7 @@ from nmt.config.model import ModelConfig
 from nmt.decode.translator import Translator
 from nmt.errors import DataError
 from nmt.train.stage import TrainPaths, train_stage
-from support.train import copy_corpus, tiny_train
+from support.train import binarized, copy_corpus, tiny_train
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,8 @@ def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cfg = tiny_train(max_tokens=1200, epochs=20, warmup=100, lr_factor=0.5, val_bleu_sentences=0, log_every=50,
                      num_threads=0, average_last=1, keep_last=1)
     model_cfg = ModelConfig(n_layers=2, d_model=128, n_heads=4, d_ff=256, dropout=0.0, max_len=64)
-    train_stage(model_cfg, cfg, TokenizeConfig(), TrainPaths(vocab, tokens, root / "ckpt", root / "model.pt", root / "reports", root / "tr"))
+    bin_dir = binarized(tokens, vocab)
+    train_stage(model_cfg, cfg, TokenizeConfig(), TrainPaths(vocab, tokens, bin_dir, root / "ckpt", root / "model.pt", root / "reports", root / "tr"))
     return root / "model.pt"
 
 

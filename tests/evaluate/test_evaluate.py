@@ -27,7 +27,7 @@ from nmt.evaluate.stage import EvaluatePaths, evaluate_stage
 from nmt.gates.gate import Gate
 from nmt.train.stage import TrainPaths, train_stage
 from support.corpus import ROOT
-from support.train import copy_corpus, tiny_train, write_split
+from support.train import binarized, copy_corpus, tiny_train, write_split
 
 N_TEST = 40
 
@@ -46,7 +46,8 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                      num_threads=0, average_last=1, keep_last=1)
     model_cfg = ModelConfig(n_layers=2, d_model=64, n_heads=4, d_ff=128, dropout=0.0, max_len=64)
     reports = root / "reports"
-    train_stage(model_cfg, cfg, TokenizeConfig(), TrainPaths(vocab, tokens, root / "ckpt", root / "model.pt", reports / "validation", reports / "train"))
+    bin_dir = binarized(tokens, vocab)
+    train_stage(model_cfg, cfg, TokenizeConfig(), TrainPaths(vocab, tokens, bin_dir, root / "ckpt", root / "model.pt", reports / "validation", reports / "train"))
     rng = random.Random(11)
     sents = [_sentence(rng) for _ in range(N_TEST)]
     write_split(tokens, "test", sents, sents)

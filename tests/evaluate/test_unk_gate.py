@@ -20,7 +20,7 @@ from nmt.errors import GateError
 from nmt.evaluate.stage import EvaluatePaths, evaluate_stage
 from nmt.text.vocab import UNK_ID
 from nmt.train.stage import TrainPaths, train_stage
-from support.train import tiny_train, write_split
+from support.train import binarized, tiny_train, write_split
 
 
 NAMES = ("Anna", "Jürgen", "Schröder", "Köln")
@@ -59,7 +59,8 @@ def _train(root: Path, vocab_cfg: VocabConfig) -> dict[str, Path]:
                        num_threads=0, average_last=1, keep_last=1)
     model = ModelConfig(n_layers=2, d_model=64, n_heads=4, d_ff=128, dropout=0.0, max_len=96)
     reports = root / "reports"
-    train_stage(model, train, TokenizeConfig(), TrainPaths(vocab, tokens, root / "ckpt", root / "model.pt",
+    bin_dir = binarized(tokens, vocab)
+    train_stage(model, train, TokenizeConfig(), TrainPaths(vocab, tokens, bin_dir, root / "ckpt", root / "model.pt",
                                                            reports / "validation", reports / "train"))
     return {"model": root / "model.pt", "tokens": tokens, "data": data, "reports": reports}
 

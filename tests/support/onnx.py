@@ -13,7 +13,7 @@ from nmt.config.export import ExportConfig
 from nmt.config.model import ModelConfig
 from nmt.export.stage import ExportPaths, export_stage
 from nmt.train.stage import TrainPaths, train_stage
-from support.train import copy_corpus, tiny_train
+from support.train import binarized, copy_corpus, tiny_train
 
 SMALL_MODEL = ModelConfig(n_layers=2, d_model=128, n_heads=4, d_ff=256, dropout=0.0, max_len=64)
 SMALL_EXPORT = ExportConfig(parity_split="val", parity_sentences=12, logits_steps=4, batch_size=8, threads=1,
@@ -36,7 +36,8 @@ def model_file(cache: Path) -> Path:
         tokens, vocab = copy_corpus(cache / "corpus", n_train=2000, n_val=50, seed=1)
         cfg = tiny_train(max_tokens=1200, epochs=8, warmup=100, lr_factor=0.5, val_bleu_sentences=0, log_every=50,
                          num_threads=1, average_last=1, keep_last=1)
-        train_stage(SMALL_MODEL, cfg, TokenizeConfig(), TrainPaths(vocab, tokens, cache / "ckpt", path, cache / "reports", cache / "tr"))
+        bin_dir = binarized(tokens, vocab)
+        train_stage(SMALL_MODEL, cfg, TokenizeConfig(), TrainPaths(vocab, tokens, bin_dir, cache / "ckpt", path, cache / "reports", cache / "tr"))
     return path
 
 

@@ -10,6 +10,7 @@ from nmt.config.data import DataConfig, VocabConfig
 from nmt.config.loader import from_dict
 from nmt.config.model import ModelConfig
 from nmt.config.train import TrainConfig
+from nmt.data.binarize import binarize_stage
 from nmt.data.vocab import build_vocabularies, save_vocabularies
 from nmt.text.tokenizer import SUFFIX, format_line
 
@@ -24,14 +25,17 @@ def write_split(tokens_dir: Path, split: str, src: list[list[str]], tgt: list[li
         (tokens_dir / f"{split}.{lang}{SUFFIX}").write_text(text)
 
 
-def copy_corpus(root: Path, n_train: int, n_val: int, symbols: int = 10, length: int = 10, seed: int = 0,
-                reverse: bool = False, vocab: VocabConfig = VocabConfig(min_freq=1, joint=True)) -> tuple[Path, Path]:
-    """The copy task of The Annotated Transformer as files: target = source (or reversed)."""
+def copy_corpus(root: Path, n_train: int, n_val: int, symbols: int = 10, length: int | tuple[int, int] = 10,
+                seed: int = 0, reverse: bool = False,
+                vocab: VocabConfig = VocabConfig(min_freq=1, joint=True)) -> tuple[Path, Path]:
+    """The copy task of The Annotated Transformer as files: target = source (or reversed); `length`
+    tokens a sentence, or (shortest, longest) for lengths drawn at random."""
     rng = random.Random(seed)
     tokens_dir, vocab_dir = root / "tokens", root / "vocab"
     tokens_dir.mkdir(parents=True, exist_ok=True)
     for split, n in (("train", n_train), ("val", n_val)):
-        src = [[f"s{rng.randrange(symbols)}" for _ in range(length)] for _ in range(n)]
+        sizes = [length if isinstance(length, int) else rng.randint(*length) for _ in range(n)]
+        src = [[f"s{rng.randrange(symbols)}" for _ in range(size)] for size in sizes]
         tgt = [list(reversed(s)) if reverse else list(s) for s in src]
         write_split(tokens_dir, split, src, tgt)
     data = from_dict(DataConfig, {"corpus": "c", "direction": "de-en", "corpora": {"c": {
@@ -47,3 +51,10 @@ def tiny_train(**overrides) -> TrainConfig:
     if overrides.get("val_bleu_sentences") == 0:
         overrides.setdefault("early_stop_metric", "val_loss")
     return replace(TINY_TRAIN, **overrides)
+
+
+def binarized(tokens_dir: Path, vocab_dir: Path, out: Path | None = None) -> Path:
+    """The binarize stage's output (data/bin) for a tiny corpus: `out`, by default beside `tokens_dir`."""
+    out = out or tokens_dir.parent / "bin"
+    binarize_stage(tokens_dir, vocab_dir, out, out.parent / f"{out.name}-reports")
+    return out

@@ -20,17 +20,20 @@ from nmt.text.vocabularies import load_vocabularies
 from nmt.train.batching import load_pairs, make_batches
 from nmt.train.stage import TrainPaths, train_stage
 from support.corpus import repo_params
-from support.train import TINY_MODEL, copy_corpus, tiny_train
+from support.train import TINY_MODEL, binarized, copy_corpus, tiny_train
 
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> tuple[Path, Path]:
-    return copy_corpus(tmp_path / "corpus", n_train=120, n_val=16)
+    tokens, vocab = copy_corpus(tmp_path / "corpus", n_train=120, n_val=16)
+    binarized(tokens, vocab)
+    return tokens, vocab
 
 
 def paths(corpus: tuple[Path, Path], root: Path) -> TrainPaths:
     tokens, vocab = corpus
-    return TrainPaths(vocab, tokens, root / "ckpt", root / "model.pt", root / "reports", root / "train_reports")
+    return TrainPaths(vocab, tokens, tokens.parent / "bin", root / "ckpt", root / "model.pt", root / "reports",
+                      root / "train_reports")
 
 
 def test_train_stage_writes_gated_self_contained_model(corpus, tmp_path: Path) -> None:
@@ -42,6 +45,19 @@ def test_train_stage_writes_gated_self_contained_model(corpus, tmp_path: Path) -
     assert (tmp_path / "train_reports" / "curves.png").stat().st_size > 1000
     assert (tmp_path / "train_reports" / "live" / "metrics.json").is_file()
     assert (tmp_path / "reports" / "train.json").is_file()
+
+
+def test_the_stage_trains_from_data_bin_without_reading_token_pairs(corpus, tmp_path: Path, monkeypatch) -> None:
+    """bpe_dropout 0: the pairs are memory-mapped from data/bin; no token file is numericalised (only the
+    training targets are streamed once, at the end, to learn the detokenizer)."""
+    from nmt.train import batching
+
+    def no_token_pairs(*args, **kwargs):
+        raise AssertionError("read a tokens file into memory")
+
+    monkeypatch.setattr(batching, "read_tokenized", no_token_pairs)
+    gate = train_stage(TINY_MODEL, ONE_EPOCH, TokenizeConfig(), paths(corpus, tmp_path))
+    assert gate.success and torch.load(tmp_path / "model.pt", weights_only=True)["text"]["detokenizer"]
 
 
 def test_train_gate_failure_keeps_previous_model(corpus, tmp_path: Path) -> None:
@@ -93,7 +109,7 @@ from nmt.train import loop, stage
 seen, real_collate, real_train = [], loop.collate, stage.train
 
 def collate(pairs, indices):
-    seen.append(list(indices))
+    seen.append([int(i) for i in indices])
     return real_collate(pairs, indices)
 
 def train(*args, **kwargs):
@@ -124,7 +140,8 @@ def test_ddp_two_cpu_processes_with_gloo(corpus, tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
            "--master_port", port, str(tmp_path / "probe.py"), str(tmp_path),
            "--params", str(tmp_path / "params.yaml"), "--vocab", str(vocab),
-           "--tokens", str(tokens), "--checkpoints", str(tmp_path / "ckpt"), "--model", str(tmp_path / "model.pt"),
+           "--tokens", str(tokens), "--bin", str(tokens.parent / "bin"), "--checkpoints", str(tmp_path / "ckpt"),
+           "--model", str(tmp_path / "model.pt"),
            "--reports", str(tmp_path / "reports"), "--train-reports", str(tmp_path / "tr")]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False,
                          env={**os.environ, "OMP_NUM_THREADS": "1"})

@@ -1,0 +1,161 @@
+"""Stage 4b, binarize: the train and val splits as ids, written once in memory-mappable files, gated.
+
+Training used to re-read data/tokens, BPE-segment every word and hold the corpus as Python lists
+at every start, resumes included (about 10 GB for 4.5M pairs). This stage does that once, as
+fairseq-preprocess and Megatron's indexed datasets do: for each split the train stage reads
+(`SPLITS`: train and val; the test sets are decoded from text by the evaluate stage, never as
+ids) each side becomes a flat `.bin` of ids and an `.idx` of offsets (`nmt.data.indexed`):
+`data/bin/SPLIT.LANG.{bin,idx}`. Source ids are `Vocabularies.source_ids` (symbols + </s>),
+target ids `target_ids` (<s> + symbols + </s>): exactly what training numericalised. Every pair
+is written, whatever its length: `train.max_len` is applied by the train stage on the lengths,
+so this stage reads no params.yaml section and a new max_len re-binarizes nothing.
+`manifest.json` records the dtype (uint16 up to 65535 symbols, else uint32), the counts and the
+vocabularies' SHA-256, which training checks against data/vocab.
+
+The token files are streamed `CHUNK_LINES` lines at a time, so memory holds a chunk whatever the
+corpus size. The gate: each side holds as many sequences as its tokens file has lines, and both
+sides as many (aligned); every id lies in [0, vocabulary size); no train pair has a side without
+symbols. Stats: pairs, ids, longest sequences, dtype.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nmt.command import arg, stage_main
+from nmt.files.atomic import atomic_write_text, staged_dir
+from nmt.data.indexed import FORMAT_VERSION, MANIFEST, IndexedWriter, id_dtype, open_indexed
+from nmt.files.lines import split_file
+from nmt.gates.gate import Gate
+from nmt.text.tokenizer import SUFFIX, iter_tokenized
+from nmt.text.vocabularies import Vocabularies, load_vocabularies
+
+log = logging.getLogger(__name__)
+
+REPORT_NAME = "binarize"
+SPLITS = ("train", "val")  # what training reads as ids
+CHUNK_LINES = 20_000  # lines numericalised and appended at a time: the stage's memory, whatever the corpus
+SPECIAL_IDS = {"src": 1, "tgt": 2}  # ids every sequence has besides its symbols: </s>; <s> and </s>
+
+
+@dataclass(frozen=True)
+class BinarizeParams:
+    """No params.yaml section: all pairs are written and train filters them by `train.max_len`
+    on the lengths, so no setting of this stage exists that a sweep could change."""
+
+
+@dataclass(frozen=True)
+class BinarizePaths:
+    tokens: Path = arg("tokenized corpus directory (data/tokens)")
+    vocab: Path = arg("vocab stage output (data/vocab)")
+    out: Path = arg("output directory for the id files (data/bin)")
+    reports: Path = arg("directory for gate reports (reports/validation)")
+
+
+@dataclass
+class SideStats:
+    """What the gate needs to know about one side of a split, folded chunk by chunk."""
+
+    lines: int = 0  # sequences written (one per tokens line)
+    ids: int = 0  # ids written, specials included
+    longest: int = 0  # ids of the longest sequence
+    empty: int = 0  # sequences without a symbol (nothing but the specials)
+    max_id: int = -1  # largest id written
+
+    def add(self, ids: np.ndarray, lengths: np.ndarray, specials: int) -> None:
+        self.lines += len(lengths)
+        self.ids += len(ids)
+        self.longest = max(self.longest, int(lengths.max(initial=0)))
+        self.empty += int((lengths <= specials).sum())
+        self.max_id = max(self.max_id, int(ids.max(initial=-1)))
+
+
+def binarize_side(tokens_file: Path, encode: Callable[[list[str]], list[int]], stem: Path, dtype: np.dtype,
+                  specials: int) -> SideStats:
+    """Numericalise `tokens_file` a chunk at a time into `stem`.bin / .idx; its stats."""
+    stats = SideStats()
+    lines = iter_tokenized(tokens_file)
+    with IndexedWriter(stem, dtype) as writer:
+        while chunk := list(itertools.islice(lines, CHUNK_LINES)):
+            seqs = [encode(tokens) for tokens, _ in chunk]
+            lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
+            ids = np.fromiter(itertools.chain.from_iterable(seqs), dtype=np.int64, count=int(lengths.sum()))
+            stats.add(ids, lengths, specials)
+            writer.add(ids, lengths)
+    return stats
+
+
+def binarize_split(vocabs: Vocabularies, tokens_dir: Path, out_dir: Path, split: str,
+                   dtype: np.dtype) -> dict[str, SideStats]:
+    """Both sides of `split`: {"src": stats, "tgt": stats}."""
+    sides = {"src": (vocabs.src_lang, vocabs.source_ids), "tgt": (vocabs.tgt_lang, vocabs.target_ids)}
+    out = {}
+    for side, (lang, encode) in sides.items():
+        out[side] = binarize_side(split_file(tokens_dir, split, lang, SUFFIX), encode,
+                                  split_file(out_dir, split, lang), dtype, SPECIAL_IDS[side])
+        log.info("%s.%s: %d sequences, %d ids", split, lang, out[side].lines, out[side].ids)
+    return out
+
+
+def gate_split(gate: Gate, vocabs: Vocabularies, out_dir: Path, split: str, stats: dict[str, SideStats],
+               dtype: np.dtype) -> None:
+    """The split's checks: counts read back from the files, aligned sides, id range, no empty train side."""
+    langs = {"src": vocabs.src_lang, "tgt": vocabs.tgt_lang}
+    sizes = {"src": len(vocabs.src), "tgt": len(vocabs.tgt)}
+    for side, s in stats.items():
+        stem = split_file(out_dir, split, langs[side])
+        _, offsets = open_indexed(stem, dtype, s.lines)  # DataError if the files do not hold `lines` sequences
+        gate.check(f"{split}.{langs[side]}: sequences", len(offsets) - 1 == s.lines,
+                   f"{s.lines} (lines of {split}.{langs[side]}{SUFFIX})", f"{len(offsets) - 1} in {stem.name}.idx")
+        gate.check(f"{split}.{langs[side]}: ids", 0 <= s.max_id < sizes[side] or s.ids == 0,
+                   f"in [0, {sizes[side]}) ({side} vocabulary size)", f"largest {s.max_id}")
+    src, tgt = stats["src"], stats["tgt"]
+    gate.check(f"{split}: aligned", src.lines == tgt.lines, "as many source as target sequences",
+               f"{langs['src']} {src.lines}, {langs['tgt']} {tgt.lines}")
+    if split == "train":
+        gate.check("train: no empty side", src.empty == 0 and tgt.empty == 0,
+                   "every pair has a symbol on each side (source >= 2 ids, target >= 3)",
+                   f"{src.empty} source, {tgt.empty} target sequences without one")
+
+
+def binarize_stage(tokens_dir: Path, vocab_dir: Path, out_dir: Path, report_dir: Path) -> Gate:
+    """Write data/bin into a staged directory, gate it, and only then swap it in."""
+    vocabs = load_vocabularies(vocab_dir)
+    dtype = id_dtype(max(len(vocabs.src), len(vocabs.tgt)))
+    gate = Gate(REPORT_NAME)
+    with staged_dir(out_dir) as tmp:
+        splits = {split: binarize_split(vocabs, tokens_dir, tmp, split, dtype) for split in SPLITS}
+        for split, stats in splits.items():
+            gate_split(gate, vocabs, tmp, split, stats, dtype)
+        summary = {split: {"pairs": s["src"].lines, "src_ids": s["src"].ids, "tgt_ids": s["tgt"].ids,
+                           "max_src_len": s["src"].longest, "max_tgt_len": s["tgt"].longest}
+                   for split, s in splits.items()}
+        manifest = {"format": FORMAT_VERSION, "dtype": dtype.name, "src_lang": vocabs.src_lang,
+                    "tgt_lang": vocabs.tgt_lang, "vocab": vocabs.hashes, "splits": summary}
+        atomic_write_text(tmp / MANIFEST, json.dumps(manifest, indent=2) + "\n")
+        gate.stats.update(dtype=dtype.name, splits=summary)
+        gate.finish(report_dir)  # raises on a failed check: the staged directory is dropped, the old one kept
+    return gate
+
+
+def run(params: BinarizeParams, paths: BinarizePaths) -> Gate:
+    gate = binarize_stage(paths.tokens, paths.vocab, paths.out, paths.reports)
+    counts = ", ".join(f"{split}: {s['pairs']} pairs" for split, s in gate.stats["splits"].items())
+    log.info("binarized %s (%s ids) into %s", counts, gate.stats["dtype"], paths.out)
+    return gate
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return stage_main("binarize", __doc__.split("\n\n")[0], BinarizePaths, BinarizeParams, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

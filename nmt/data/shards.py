@@ -1,0 +1,237 @@
+"""Sharded, streaming tokenization for the tokenize stage: read, cache, tokenize and measure one shard at a time.
+
+A split file is read in shards of `SHARD_LINES` lines (the last one shorter), so memory holds
+a few shards, never a whole split. Each shard is one unit of work and of caching:
+
+- its cache key hashes the shard's raw bytes with the tokenizer settings (language, lowercase,
+  spaCy version, `FORMAT_VERSION`), so a corpus that grows by appended lines re-tokenizes only
+  its last shard and the new ones; the key does not depend on where the shard starts;
+- `ShardWorker` turns a `ShardJob` into a `ShardResult`: the tokens file's bytes for the shard,
+  whether they came from the cache, and a histogram of tokens per sentence (the gate folds
+  histograms, so its corpus-level checks stay exact);
+- `ordered_results` runs jobs in a process pool (or inline, for one worker) with a bounded
+  number in flight and yields the results in submission order, so the output is byte-identical
+  whatever the worker count.
+
+A bad line is reported with its absolute line number in the file, in the words of
+`nmt.files.lines.split_lines`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import itertools
+import json
+import logging
+import multiprocessing
+import os
+import signal
+import zlib
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any, TypeVar
+
+from nmt.errors import DataError
+from nmt.files.atomic import atomic_open
+from nmt.files.lines import is_gzip, split_lines
+from nmt.text.tokenizer import SUFFIX, format_line, make_tokenizer
+
+log = logging.getLogger(__name__)
+
+# Lines per shard: the unit of reading, of work for one pool task and of caching. 20,000
+# sentences are about 1.5 MB of text and 2-3 MB of tokens; a few shards per worker are in
+# memory at a time. Smaller shards re-tokenize less of a grown corpus and balance better,
+# larger ones make fewer cache files. Changing it changes which entries are hit, never the output.
+SHARD_LINES = 20_000
+FORMAT_VERSION = 2  # bump when the output format or normalisation changes (2: cache entries are shards)
+IN_FLIGHT_PER_WORKER = 2  # shards submitted but not yet written, per worker: bounds the memory
+
+T = TypeVar("T")
+
+
+def key_settings(lowercase: bool) -> dict[str, Any]:
+    """What every shard key hashes besides the shard's bytes and language: the tokenizer
+    settings, the spaCy version and `FORMAT_VERSION`."""
+    return {"lowercase": lowercase, "spacy": version("spacy"), "format": FORMAT_VERSION}
+
+
+def shard_key(data: bytes, lang: str, settings: dict[str, Any]) -> str:
+    """Content hash of everything that determines a shard's tokenized output."""
+    spec = {"input_sha256": hashlib.sha256(data).hexdigest(), "lang": lang, **settings}
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+
+
+class TokenCache:
+    """A directory of `<key>.tsv` entries, each with a `<key>.sha256` integrity file."""
+
+    def __init__(self, root: Path | str | None) -> None:
+        self.root = Path(root) if root is not None else None
+
+    def get(self, key: str) -> bytes | None:
+        if self.root is None:
+            return None
+        entry, check = self.root / f"{key}{SUFFIX}", self.root / f"{key}.sha256"
+        try:
+            data, expected = entry.read_bytes(), check.read_text().strip()
+        except OSError:
+            return None
+        if hashlib.sha256(data).hexdigest() != expected:
+            log.warning("token cache entry %s is corrupt; ignoring it", entry)
+            return None
+        return data
+
+    def put(self, key: str, data: bytes) -> None:
+        if self.root is None:
+            return
+        with atomic_open(self.root / f"{key}{SUFFIX}", "wb") as fh:
+            fh.write(data)
+        with atomic_open(self.root / f"{key}.sha256", "w") as fh:
+            fh.write(hashlib.sha256(data).hexdigest() + "\n")
+
+
+@dataclass(frozen=True)
+class ShardJob:
+    """One shard of a split file: its raw bytes and where it starts."""
+
+    path: str  # the file, as errors name it
+    lang: str
+    first_line: int  # absolute number of the shard's first line, from 1
+    rows: int  # input lines in the shard
+    data: bytes
+
+
+@dataclass(frozen=True)
+class ShardResult:
+    data: bytes  # the shard's lines of the tokens file
+    hit: bool  # served from the cache
+    histogram: dict[int, int]  # tokens per sentence -> sentences
+
+
+def read_shards(path: Path, lang: str, shard_lines: int) -> Iterator[ShardJob]:
+    """The shards of `path` (plain or gzip), read lazily; `DataError` as `nmt.files.lines.read_bytes` words it."""
+    first = 1
+    try:
+        with (gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")) as fh:
+            while lines := list(itertools.islice(fh, shard_lines)):
+                yield ShardJob(str(path), lang, first, len(lines), b"".join(lines))
+                first += len(lines)
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found (run the previous stage first, e.g. `dvc repro`)") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise DataError(f"{path}: truncated or corrupt gzip ({exc}); "
+                        "delete it and run the download stage again") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read: {exc}") from None
+
+
+def decode_shard(job: ShardJob) -> list[str]:
+    """The shard's lines as text; a bad line's `DataError` names its absolute line number."""
+    try:
+        return split_lines(job.data, job.path)
+    except DataError as exc:
+        head = f"{job.path}:"
+        number, sep, rest = str(exc).removeprefix(head).partition(": ")
+        if not (str(exc).startswith(head) and sep and number.isdigit()):
+            raise
+        raise DataError(f"{head}{int(number) + job.first_line - 1}: {rest}") from None
+
+
+def token_histogram(data: bytes) -> dict[int, int]:
+    """Tokens per line of a tokens file's bytes, counted: {n_tokens: lines}."""
+    counts: Counter[int] = Counter()
+    lines = data.split(b"\n")
+    for line in lines[:-1] if lines[-1] == b"" else lines:
+        text = line.partition(b"\t")[0]
+        counts[text.count(b" ") + 1 if text else 0] += 1
+    return dict(counts)
+
+
+class ShardWorker:
+    """Tokenizes shards through the cache; one per process, spaCy tokenizers made on first use."""
+
+    def __init__(self, settings: dict[str, Any], cache_root: Path | str | None) -> None:
+        self.settings, self.cache = settings, TokenCache(cache_root)
+        self.tokenizers: dict[str, Callable] = {}
+
+    def __call__(self, job: ShardJob) -> ShardResult:
+        key = shard_key(job.data, job.lang, self.settings)
+        data = self.cache.get(key)
+        hit = data is not None
+        if data is None:
+            lines = decode_shard(job)
+            if job.lang not in self.tokenizers:
+                self.tokenizers[job.lang] = make_tokenizer(job.lang, self.settings["lowercase"])
+            pairs = self.tokenizers[job.lang](lines)
+            data = "".join(format_line(toks, flags) + "\n" for toks, flags in pairs).encode("utf-8")
+            self.cache.put(key, data)
+        return ShardResult(data, hit, token_histogram(data))
+
+
+_worker: ShardWorker | None = None  # the pool process's worker (`_init_pool`)
+
+
+def _init_pool(settings: dict[str, Any], cache_root: str | None) -> None:
+    global _worker
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's: it cancels the pool
+    _worker = ShardWorker(settings, cache_root)
+
+
+def _run_pooled(job: ShardJob) -> ShardResult:
+    assert _worker is not None, "pool process not initialised"
+    return _worker(job)
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return os.cpu_count() or 1
+
+
+class _Done:
+    """A finished result with a future's `result()`: the inline (one worker) path."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def result(self) -> Any:
+        return self.value
+
+
+def ordered_results(items: Iterable[T], settings: dict[str, Any], cache_root: Path | None,
+                    workers: int) -> Iterator[tuple[T, ShardResult | None]]:
+    """(item, result) for every item in order: a `ShardJob` is tokenized (its result), anything
+    else (a marker) passes through with None. `workers` > 1 runs jobs in a pool of spawned
+    processes with at most `IN_FLIGHT_PER_WORKER` shards per worker in flight; 1 runs them here."""
+    root = None if cache_root is None else str(cache_root)
+    if workers <= 1:
+        worker = ShardWorker(settings, root)
+        yield from _in_order(items, lambda job: _Done(worker(job)), window=1)
+        return
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_init_pool, initargs=(settings, root))
+    try:
+        yield from _in_order(items, lambda job: pool.submit(_run_pooled, job), window=IN_FLIGHT_PER_WORKER * workers)
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _in_order(items: Iterable[T], submit: Callable[[ShardJob], Future | _Done],
+              window: int) -> Iterator[tuple[T, ShardResult | None]]:
+    pending: deque[tuple[T, Future | _Done | None]] = deque()
+    for item in items:
+        pending.append((item, submit(item) if isinstance(item, ShardJob) else None))
+        while sum(f is not None for _, f in pending) >= window or (pending and pending[0][1] is None):
+            item0, future = pending.popleft()
+            yield item0, None if future is None else future.result()
+    while pending:
+        item0, future = pending.popleft()
+        yield item0, None if future is None else future.result()
