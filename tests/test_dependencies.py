@@ -16,7 +16,7 @@ from tools import lockfile
 
 FIRST_PARTY = {"nmt", "flows", "support", "tools", "conftest", "bench"}
 # the code that may import a package, and the extras whose packages it may import
-SCOPES = {"nmt": ("pipeline", "runtime", "ct2"), "flows": ("pipeline",), "bench": ("pipeline", "bench"),
+SCOPES = {"nmt": ("pipeline", "runtime", "ct2", "dask"), "flows": ("pipeline",), "bench": ("pipeline", "bench"),
           "tests": ("dev",), "tools": ("dev",)}
 
 

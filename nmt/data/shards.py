@@ -50,6 +50,8 @@ log = logging.getLogger(__name__)
 SHARD_LINES = 20_000
 FORMAT_VERSION = 2  # bump when the output format or normalisation changes (2: cache entries are shards)
 IN_FLIGHT_PER_WORKER = 2  # shards submitted but not yet written, per worker: bounds the memory
+DASK_ENV = "NMT_DASK_SCHEDULER"  # a scheduler address: shards go to that Dask cluster instead of the local pool
+DASK_CONNECT_S = 30  # seconds to reach the scheduler
 
 T = TypeVar("T")
 
@@ -204,12 +206,37 @@ class _Done:
         return self.value
 
 
+def _run_on_dask(job: ShardJob, settings: dict[str, Any], cache_root: str | None) -> ShardResult:
+    """A shard on a Dask worker: one `ShardWorker` per worker process and settings, kept between
+    tasks (spaCy loads once per worker)."""
+    key = (json.dumps(settings, sort_keys=True), cache_root)
+    worker = _dask_workers.get(key)
+    if worker is None:
+        worker = _dask_workers[key] = ShardWorker(settings, cache_root)
+    return worker(job)
+
+
+_dask_workers: dict[tuple[str, str | None], ShardWorker] = {}
+
+
+def dask_scheduler() -> str | None:
+    """The Dask scheduler the data stages submit their shards to (env `NMT_DASK_SCHEDULER`,
+    e.g. tcp://10.0.0.5:8786), or None: the local pool."""
+    return os.environ.get(DASK_ENV) or None
+
+
 def ordered_results(items: Iterable[T], settings: dict[str, Any], cache_root: Path | None,
                     workers: int) -> Iterator[tuple[T, ShardResult | None]]:
     """(item, result) for every item in order: a `ShardJob` is tokenized (its result), anything
-    else (a marker) passes through with None. `workers` > 1 runs jobs in a pool of spawned
-    processes with at most `IN_FLIGHT_PER_WORKER` shards per worker in flight; 1 runs them here."""
+    else (a marker) passes through with None. With `NMT_DASK_SCHEDULER` set, jobs go to that Dask
+    cluster (`IN_FLIGHT_PER_WORKER` per worker thread in flight; `workers` is ignored). Otherwise
+    `workers` > 1 runs jobs in a pool of spawned processes with at most `IN_FLIGHT_PER_WORKER`
+    shards per worker in flight; 1 runs them here."""
     root = None if cache_root is None else str(cache_root)
+    address = dask_scheduler()
+    if address is not None:
+        yield from _on_dask(items, address, settings, root)
+        return
     if workers <= 1:
         worker = ShardWorker(settings, root)
         yield from _in_order(items, lambda job: _Done(worker(job)), window=1)
@@ -222,6 +249,25 @@ def ordered_results(items: Iterable[T], settings: dict[str, Any], cache_root: Pa
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+
+
+def _on_dask(items: Iterable[T], address: str, settings: dict[str, Any],
+             root: str | None) -> Iterator[tuple[T, ShardResult | None]]:
+    try:
+        from distributed import Client
+    except ImportError:
+        raise DataError(f"{DASK_ENV}={address}, but dask.distributed is not installed: "
+                        'pip install "nmt[dask]", or unset the variable to use the local pool') from None
+    try:
+        client = Client(address, timeout=DASK_CONNECT_S)
+    except OSError as exc:
+        raise DataError(f"{DASK_ENV}={address}: cannot reach the Dask scheduler ({exc}); start it "
+                        "(`dask scheduler`) or unset the variable to use the local pool") from None
+    with client:
+        threads = max(1, sum(client.nthreads().values()))
+        log.info("tokenizing on the Dask cluster at %s (%d worker threads)", address, threads)
+        yield from _in_order(items, lambda job: client.submit(_run_on_dask, job, settings, root, pure=False),
+                             window=IN_FLIGHT_PER_WORKER * threads)
 
 
 def _in_order(items: Iterable[T], submit: Callable[[ShardJob], Future | _Done],

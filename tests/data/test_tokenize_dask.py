@@ -1,0 +1,68 @@
+"""Stage 3, tokenize, on a Dask cluster: with NMT_DASK_SCHEDULER set, the shards go to the cluster
+(here a LocalCluster of 2 worker processes) and the output is byte-identical to the local run."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from nmt.config.data import TokenizeConfig
+from nmt.data import shards
+from nmt.data.tokenize import tokenize_corpus
+from nmt.errors import DataError
+from support.corpus import data_config
+
+distributed = pytest.importorskip("distributed")
+LANGS = ("de", "en")
+
+
+@pytest.fixture
+def clean(mirror: Path, tmp_path: Path) -> tuple[dict, Path]:
+    """Multi30k's val and test_2016_flickr as the train and val splits of a validated corpus."""
+    folder = tmp_path / "clean"
+    folder.mkdir()
+    splits = {"train": "val", "val": "test_2016_flickr"}
+    for split, name in splits.items():
+        for lang in LANGS:
+            (folder / f"{split}.{lang}").write_bytes(gzip.decompress((mirror / f"{name}.{lang}.gz").read_bytes()))
+    files = [{"name": f"{n}.{lang}.gz", "url": "file:///unused", "sha256": "0" * 64}
+             for n in splits.values() for lang in LANGS]
+    corpus = {"languages": list(LANGS), "files": files,
+              "splits": {split: {lang: f"{n}.{lang}.gz" for lang in LANGS} for split, n in splits.items()}}
+    return corpus, folder
+
+
+def test_a_dask_cluster_gives_the_local_output(clean: tuple[dict, Path], tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    corpus, folder = clean
+    monkeypatch.setattr(shards, "SHARD_LINES", 300)  # several shards per file, spread over both workers
+    monkeypatch.delenv(shards.DASK_ENV, raising=False)
+    tokenize_corpus(data_config(corpus), TokenizeConfig(), folder, tmp_path / "local", tmp_path / "r1", None, workers=1)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  host="127.0.0.1") as cluster:
+        monkeypatch.setenv(shards.DASK_ENV, cluster.scheduler_address)
+        seen: list[str] = []
+        submit = distributed.Client.submit
+
+        def recording(self, func, *args, **kwargs):  # type: ignore[no-untyped-def]
+            seen.append(func.__name__)
+            return submit(self, func, *args, **kwargs)
+
+        monkeypatch.setattr(distributed.Client, "submit", recording)
+        tokenize_corpus(data_config(corpus), TokenizeConfig(), folder, tmp_path / "dask", tmp_path / "r2", None,
+                        workers=1)
+    assert seen and set(seen) == {"_run_on_dask"}  # the shards went to the cluster
+    local = {p.name: p.read_bytes() for p in (tmp_path / "local").iterdir()}
+    assert local and {p.name: p.read_bytes() for p in (tmp_path / "dask").iterdir()} == local
+
+
+def test_an_unreachable_scheduler_is_a_one_line_error(clean: tuple[dict, Path], tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    corpus, folder = clean
+    monkeypatch.setattr(shards, "DASK_CONNECT_S", 1)
+    monkeypatch.setenv(shards.DASK_ENV, "tcp://127.0.0.1:9")  # nothing listens on the discard port
+    with pytest.raises(DataError, match=r"NMT_DASK_SCHEDULER=tcp://127\.0\.0\.1:9: cannot reach the Dask scheduler"):
+        tokenize_corpus(data_config(corpus), TokenizeConfig(), folder, tmp_path / "out", tmp_path / "r", None, workers=1)
+    assert not (tmp_path / "out").exists()
