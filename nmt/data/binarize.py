@@ -12,8 +12,10 @@ so this stage reads no params.yaml section and a new max_len re-binarizes nothin
 `manifest.json` records the dtype (uint16 up to 65535 symbols, else uint32), the counts and the
 vocabularies' SHA-256, which training checks against data/vocab.
 
-The token files are streamed `CHUNK_LINES` lines at a time, so memory holds a chunk whatever the
-corpus size. The gate: each side holds as many sequences as its tokens file has lines, and both
+The token files are streamed `CHUNK_LINES` lines at a time and numericalised on a pool of
+`--workers` processes (default every core; on a Dask cluster with `NMT_DASK_SCHEDULER`), written
+back in order, so memory holds a few chunks whatever the corpus size and the files are the same
+whatever the worker count. The gate: each side holds as many sequences as its tokens file has lines, and both
 sides as many (aligned); every id lies in [0, vocabulary size); no train pair has a side without
 symbols. Stats: pairs, ids, longest sequences, dtype.
 """
@@ -24,18 +26,19 @@ import itertools
 import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from nmt.command import arg, stage_main
-from nmt.files.atomic import atomic_write_text, staged_dir
 from nmt.data.indexed import FORMAT_VERSION, MANIFEST, IndexedWriter, id_dtype, open_indexed
+from nmt.data.shards import ShardJob, decode_shard, ordered_map, read_shards, resolve_workers
+from nmt.files.atomic import atomic_write_text, staged_dir
 from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
-from nmt.text.tokenizer import SUFFIX, iter_tokenized
+from nmt.text.tokenizer import SUFFIX, parse_tokens_line
 from nmt.text.vocabularies import Vocabularies, load_vocabularies
 
 log = logging.getLogger(__name__)
@@ -58,6 +61,8 @@ class BinarizePaths:
     vocab: Path = arg("vocab stage output (data/vocab)")
     out: Path = arg("output directory for the id files (data/bin)")
     reports: Path = arg("directory for gate reports (reports/validation)")
+    # the shared parser types every valued option as a Path: `resolve_workers` reads it as a number
+    workers: int = arg("processes numericalising shards; 0: every core this process may use", default=0)
 
 
 @dataclass
@@ -78,31 +83,60 @@ class SideStats:
         self.max_id = max(self.max_id, int(ids.max(initial=-1)))
 
 
-def binarize_side(tokens_file: Path, encode: Callable[[list[str]], list[int]], stem: Path, dtype: np.dtype,
-                  specials: int) -> SideStats:
-    """Numericalise `tokens_file` a chunk at a time into `stem`.bin / .idx; its stats."""
-    stats = SideStats()
-    lines = iter_tokenized(tokens_file)
-    with IndexedWriter(stem, dtype) as writer:
-        while chunk := list(itertools.islice(lines, CHUNK_LINES)):
-            seqs = [encode(tokens) for tokens, _ in chunk]
-            lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
-            ids = np.fromiter(itertools.chain.from_iterable(seqs), dtype=np.int64, count=int(lengths.sum()))
-            stats.add(ids, lengths, specials)
+class Numericaliser:
+    """Ids of a shard of token lines, as training numericalised them: source ids for the source
+    language, target ids for the target language. One per pool process (the vocabularies load once)."""
+
+    def __init__(self, vocab_dir: str) -> None:
+        vocabs = load_vocabularies(Path(vocab_dir))
+        self.encoders = {vocabs.src_lang: vocabs.source_ids, vocabs.tgt_lang: vocabs.target_ids}
+
+    def __call__(self, job: ShardJob) -> tuple[np.ndarray, np.ndarray]:
+        encode, path = self.encoders[job.lang], Path(job.path)
+        seqs = [encode(parse_tokens_line(line, path, lineno)[0])
+                for lineno, line in enumerate(decode_shard(job), start=job.first_line)]
+        lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
+        ids = np.fromiter(itertools.chain.from_iterable(seqs), dtype=np.int64, count=int(lengths.sum()))
+        return ids, lengths
+
+
+def _stream(vocabs: Vocabularies, tokens_dir: Path) -> Iterator[ShardJob | tuple[str, str]]:
+    """Every side of every split as a `(split, side)` marker followed by its shards."""
+    for split in SPLITS:
+        for side, lang in (("src", vocabs.src_lang), ("tgt", vocabs.tgt_lang)):
+            yield split, side
+            yield from read_shards(split_file(tokens_dir, split, lang, SUFFIX), lang, CHUNK_LINES)
+
+
+def binarize_splits(vocabs: Vocabularies, vocab_dir: Path, tokens_dir: Path, out_dir: Path, dtype: np.dtype,
+                    workers: int) -> dict[str, dict[str, SideStats]]:
+    """Numericalise every split's sides a shard at a time on `workers` processes (in order, so the
+    files are the same whatever the count) into `out_dir`: {split: {"src": stats, "tgt": stats}}."""
+    langs = {"src": vocabs.src_lang, "tgt": vocabs.tgt_lang}
+    stats: dict[str, dict[str, SideStats]] = {split: {} for split in SPLITS}
+    writer: IndexedWriter | None = None
+    side_stats = SideStats()
+    specials = 0
+    try:
+        for item, result in ordered_map(_stream(vocabs, tokens_dir), Numericaliser, (str(vocab_dir),), workers):
+            if result is None:  # the next side begins
+                if writer is not None:
+                    writer.close()
+                split, side = item
+                stats[split][side] = side_stats = SideStats()
+                specials = SPECIAL_IDS[side]
+                writer = IndexedWriter(split_file(out_dir, split, langs[side]), dtype)
+                continue
+            ids, lengths = result
+            side_stats.add(ids, lengths, specials)
             writer.add(ids, lengths)
+    finally:
+        if writer is not None:
+            writer.close()
+    for split, sides in stats.items():
+        for side, s in sides.items():
+            log.info("%s.%s: %d sequences, %d ids", split, langs[side], s.lines, s.ids)
     return stats
-
-
-def binarize_split(vocabs: Vocabularies, tokens_dir: Path, out_dir: Path, split: str,
-                   dtype: np.dtype) -> dict[str, SideStats]:
-    """Both sides of `split`: {"src": stats, "tgt": stats}."""
-    sides = {"src": (vocabs.src_lang, vocabs.source_ids), "tgt": (vocabs.tgt_lang, vocabs.target_ids)}
-    out = {}
-    for side, (lang, encode) in sides.items():
-        out[side] = binarize_side(split_file(tokens_dir, split, lang, SUFFIX), encode,
-                                  split_file(out_dir, split, lang), dtype, SPECIAL_IDS[side])
-        log.info("%s.%s: %d sequences, %d ids", split, lang, out[side].lines, out[side].ids)
-    return out
 
 
 def gate_split(gate: Gate, vocabs: Vocabularies, out_dir: Path, split: str, stats: dict[str, SideStats],
@@ -126,13 +160,13 @@ def gate_split(gate: Gate, vocabs: Vocabularies, out_dir: Path, split: str, stat
                    f"{src.empty} source, {tgt.empty} target sequences without one")
 
 
-def binarize_stage(tokens_dir: Path, vocab_dir: Path, out_dir: Path, report_dir: Path) -> Gate:
-    """Write data/bin into a staged directory, gate it, and only then swap it in."""
+def binarize_stage(tokens_dir: Path, vocab_dir: Path, out_dir: Path, report_dir: Path, workers: int = 1) -> Gate:
+    """Write data/bin into a staged directory (on `workers` processes), gate it, and only then swap it in."""
     vocabs = load_vocabularies(vocab_dir)
     dtype = id_dtype(max(len(vocabs.src), len(vocabs.tgt)))
     gate = Gate(REPORT_NAME)
     with staged_dir(out_dir) as tmp:
-        splits = {split: binarize_split(vocabs, tokens_dir, tmp, split, dtype) for split in SPLITS}
+        splits = binarize_splits(vocabs, vocab_dir, tokens_dir, tmp, dtype, workers)
         for split, stats in splits.items():
             gate_split(gate, vocabs, tmp, split, stats, dtype)
         summary = {split: {"pairs": s["src"].lines, "src_ids": s["src"].ids, "tgt_ids": s["tgt"].ids,
@@ -147,7 +181,7 @@ def binarize_stage(tokens_dir: Path, vocab_dir: Path, out_dir: Path, report_dir:
 
 
 def run(params: BinarizeParams, paths: BinarizePaths) -> Gate:
-    gate = binarize_stage(paths.tokens, paths.vocab, paths.out, paths.reports)
+    gate = binarize_stage(paths.tokens, paths.vocab, paths.out, paths.reports, resolve_workers(paths.workers))
     counts = ", ".join(f"{split}: {s['pairs']} pairs" for split, s in gate.stats["splits"].items())
     log.info("binarized %s (%s ids) into %s", counts, gate.stats["dtype"], paths.out)
     return gate

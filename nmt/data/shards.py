@@ -9,9 +9,9 @@ a few shards, never a whole split. Each shard is one unit of work and of caching
 - `ShardWorker` turns a `ShardJob` into a `ShardResult`: the tokens file's bytes for the shard,
   whether they came from the cache, and a histogram of tokens per sentence (the gate folds
   histograms, so its corpus-level checks stay exact);
-- `ordered_results` runs jobs in a process pool (or inline, for one worker) with a bounded
-  number in flight and yields the results in submission order, so the output is byte-identical
-  whatever the worker count.
+- `ordered_map` runs jobs (any picklable worker class: `ShardWorker` here, binarize's too) in a
+  process pool, inline for one worker, or on a Dask cluster, a bounded number in flight, results
+  in submission order: the output is byte-identical whatever the worker count.
 
 A bad line is reported with its absolute line number in the file, in the words of
 `nmt.files.lines.split_lines`.
@@ -36,7 +36,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any, TypeVar
 
-from nmt.errors import DataError
+from nmt.errors import ConfigError, DataError
 from nmt.files.atomic import atomic_open
 from nmt.files.lines import is_gzip, split_lines
 from nmt.text.tokenizer import SUFFIX, format_line, make_tokenizer
@@ -54,6 +54,7 @@ DASK_ENV = "NMT_DASK_SCHEDULER"  # a scheduler address: shards go to that Dask c
 DASK_CONNECT_S = 30  # seconds to reach the scheduler
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def key_settings(lowercase: bool) -> dict[str, Any]:
@@ -174,16 +175,16 @@ class ShardWorker:
         return ShardResult(data, hit, token_histogram(data))
 
 
-_worker: ShardWorker | None = None  # the pool process's worker (`_init_pool`)
+_worker: Callable[[ShardJob], Any] | None = None  # the pool process's worker (`_init_pool`)
 
 
-def _init_pool(settings: dict[str, Any], cache_root: str | None) -> None:
+def _init_pool(factory: Callable[..., Callable[[ShardJob], Any]], args: tuple) -> None:
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's: it cancels the pool
-    _worker = ShardWorker(settings, cache_root)
+    _worker = factory(*args)
 
 
-def _run_pooled(job: ShardJob) -> ShardResult:
+def _run_pooled(job: ShardJob) -> Any:
     assert _worker is not None, "pool process not initialised"
     return _worker(job)
 
@@ -196,6 +197,17 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def resolve_workers(value: object) -> int:
+    """`--workers` as a process count: a whole number >= 0, 0 meaning every available core."""
+    try:
+        workers = int(str(value))
+    except ValueError:
+        workers = -1
+    if workers < 0:
+        raise ConfigError(f"--workers {value}: expected a whole number of processes >= 0 (0: every available core)")
+    return workers or available_cores()
+
+
 class _Done:
     """A finished result with a future's `result()`: the inline (one worker) path."""
 
@@ -206,17 +218,15 @@ class _Done:
         return self.value
 
 
-def _run_on_dask(job: ShardJob, settings: dict[str, Any], cache_root: str | None) -> ShardResult:
-    """A shard on a Dask worker: one `ShardWorker` per worker process and settings, kept between
-    tasks (spaCy loads once per worker)."""
-    key = (json.dumps(settings, sort_keys=True), cache_root)
-    worker = _dask_workers.get(key)
-    if worker is None:
-        worker = _dask_workers[key] = ShardWorker(settings, cache_root)
+def _run_on_dask(job: ShardJob, factory: Callable[..., Callable[[ShardJob], Any]], args: tuple) -> Any:
+    """A shard on a Dask worker: one `factory(*args)` per worker process, kept between tasks
+    (spaCy or the vocabularies load once per worker)."""
+    key = (f"{factory.__module__}.{factory.__qualname__}", repr(args))
+    worker = _dask_workers.get(key) or _dask_workers.setdefault(key, factory(*args))
     return worker(job)
 
 
-_dask_workers: dict[tuple[str, str | None], ShardWorker] = {}
+_dask_workers: dict[tuple[str, str], Callable[[ShardJob], Any]] = {}
 
 
 def dask_scheduler() -> str | None:
@@ -227,22 +237,28 @@ def dask_scheduler() -> str | None:
 
 def ordered_results(items: Iterable[T], settings: dict[str, Any], cache_root: Path | None,
                     workers: int) -> Iterator[tuple[T, ShardResult | None]]:
-    """(item, result) for every item in order: a `ShardJob` is tokenized (its result), anything
-    else (a marker) passes through with None. With `NMT_DASK_SCHEDULER` set, jobs go to that Dask
-    cluster (`IN_FLIGHT_PER_WORKER` per worker thread in flight; `workers` is ignored). Otherwise
-    `workers` > 1 runs jobs in a pool of spawned processes with at most `IN_FLIGHT_PER_WORKER`
-    shards per worker in flight; 1 runs them here."""
-    root = None if cache_root is None else str(cache_root)
+    """`ordered_map` with a `ShardWorker`: shards tokenized, markers passed through with None."""
+    yield from ordered_map(items, ShardWorker, (settings, None if cache_root is None else str(cache_root)), workers)
+
+
+def ordered_map(items: Iterable[T], factory: Callable[..., Callable[[ShardJob], R]], args: tuple,
+                workers: int) -> Iterator[tuple[T, R | None]]:
+    """(item, result) for every item in order: a `ShardJob` goes through a worker made by
+    `factory(*args)` (a picklable class; one per process), anything else (a marker) passes through
+    with None. With `NMT_DASK_SCHEDULER` set, jobs go to that Dask cluster (`IN_FLIGHT_PER_WORKER`
+    per worker thread in flight; `workers` is ignored). Otherwise `workers` > 1 runs jobs in a pool
+    of spawned processes with at most `IN_FLIGHT_PER_WORKER` shards per worker in flight; 1 runs
+    them here."""
     address = dask_scheduler()
     if address is not None:
-        yield from _on_dask(items, address, settings, root)
+        yield from _on_dask(items, address, factory, args)
         return
     if workers <= 1:
-        worker = ShardWorker(settings, root)
+        worker = factory(*args)
         yield from _in_order(items, lambda job: _Done(worker(job)), window=1)
         return
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_pool, initargs=(settings, root))
+                               initializer=_init_pool, initargs=(factory, args))
     try:
         yield from _in_order(items, lambda job: pool.submit(_run_pooled, job), window=IN_FLIGHT_PER_WORKER * workers)
     except BaseException:
@@ -251,8 +267,8 @@ def ordered_results(items: Iterable[T], settings: dict[str, Any], cache_root: Pa
     pool.shutdown(wait=True)
 
 
-def _on_dask(items: Iterable[T], address: str, settings: dict[str, Any],
-             root: str | None) -> Iterator[tuple[T, ShardResult | None]]:
+def _on_dask(items: Iterable[T], address: str, factory: Callable[..., Callable[[ShardJob], R]],
+             args: tuple) -> Iterator[tuple[T, R | None]]:
     try:
         from distributed import Client
     except ImportError:
@@ -265,13 +281,13 @@ def _on_dask(items: Iterable[T], address: str, settings: dict[str, Any],
                         "(`dask scheduler`) or unset the variable to use the local pool") from None
     with client:
         threads = max(1, sum(client.nthreads().values()))
-        log.info("tokenizing on the Dask cluster at %s (%d worker threads)", address, threads)
-        yield from _in_order(items, lambda job: client.submit(_run_on_dask, job, settings, root, pure=False),
+        log.info("shards on the Dask cluster at %s (%d worker threads)", address, threads)
+        yield from _in_order(items, lambda job: client.submit(_run_on_dask, job, factory, args, pure=False),
                              window=IN_FLIGHT_PER_WORKER * threads)
 
 
 def _in_order(items: Iterable[T], submit: Callable[[ShardJob], Future | _Done],
-              window: int) -> Iterator[tuple[T, ShardResult | None]]:
+              window: int) -> Iterator[tuple[T, Any]]:
     pending: deque[tuple[T, Future | _Done | None]] = deque()
     for item in items:
         pending.append((item, submit(item) if isinstance(item, ShardJob) else None))

@@ -39,13 +39,12 @@ from nmt.data.shards import (
     ShardResult,
     ShardWorker,
     TokenCache,
-    available_cores,
     key_settings,
     ordered_results,
     read_shards,
+    resolve_workers,
     shard_key,
 )
-from nmt.errors import ConfigError
 from nmt.files.atomic import staged_dir
 from nmt.files.lines import read_bytes, split_file
 from nmt.gates.gate import Gate
@@ -78,17 +77,6 @@ class TokenizePaths:
     no_cache: bool = arg("neither read nor write the cache", default=False)
     # the shared parser types every valued option as a Path: `resolve_workers` reads it as a number
     workers: int = arg("processes tokenizing shards; 0: every core this process may use", default=0)
-
-
-def resolve_workers(value: object) -> int:
-    """`--workers` as a process count: a whole number >= 0, 0 meaning every available core."""
-    try:
-        workers = int(str(value))
-    except ValueError:
-        workers = -1
-    if workers < 0:
-        raise ConfigError(f"--workers {value}: expected a whole number of processes >= 0 (0: every available core)")
-    return workers or available_cores()
 
 
 def cache_key(input_path: Path, lang: str, cfg: TokenizeConfig) -> str:

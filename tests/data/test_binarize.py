@@ -73,6 +73,26 @@ def test_chunks_do_not_change_the_files(tmp_path: Path, monkeypatch) -> None:
         assert (tmp_path / "chunked" / path.name).read_bytes() == path.read_bytes(), path.name
 
 
+def test_two_worker_processes_write_the_same_files(tmp_path: Path, monkeypatch) -> None:
+    """The shards of 7 lines are numericalised on a pool of two processes and written back in
+    order: the bytes of one process in one chunk."""
+    tokens, vocab = copy_corpus(tmp_path / "c", n_train=50, n_val=9)
+    binarize_stage(tokens, vocab, tmp_path / "one", tmp_path / "r1", workers=1)
+    monkeypatch.setattr(binarize, "CHUNK_LINES", 7)
+    pools = []
+    original = binarize.ordered_map
+
+    def recording(items, factory, args, workers):  # type: ignore[no-untyped-def]
+        pools.append(workers)
+        return original(items, factory, args, workers)
+
+    monkeypatch.setattr(binarize, "ordered_map", recording)
+    binarize_stage(tokens, vocab, tmp_path / "two", tmp_path / "r2", workers=2)
+    assert pools == [2]
+    for path in sorted((tmp_path / "one").iterdir()):
+        assert (tmp_path / "two" / path.name).read_bytes() == path.read_bytes(), path.name
+
+
 def test_ids_of_a_large_vocabulary_are_uint32(tmp_path: Path) -> None:
     assert id_dtype(65535) == np.dtype("<u2") and id_dtype(65536) == np.dtype("<u4")
     seqs = [[3, 70000, 5], [], [65535, 2**32 - 1]]
