@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import pytest
@@ -12,26 +11,15 @@ from nmt.config.data import TokenizeConfig
 from nmt.data import shards
 from nmt.data.tokenize import tokenize_corpus
 from nmt.errors import DataError
-from support.corpus import data_config
+from support.corpus import data_config, multi30k_validated
 
 distributed = pytest.importorskip("distributed")
-LANGS = ("de", "en")
 
 
 @pytest.fixture
 def clean(mirror: Path, tmp_path: Path) -> tuple[dict, Path]:
-    """Multi30k's val and test_2016_flickr as the train and val splits of a validated corpus."""
-    folder = tmp_path / "clean"
-    folder.mkdir()
-    splits = {"train": "val", "val": "test_2016_flickr"}
-    for split, name in splits.items():
-        for lang in LANGS:
-            (folder / f"{split}.{lang}").write_bytes(gzip.decompress((mirror / f"{name}.{lang}.gz").read_bytes()))
-    files = [{"name": f"{n}.{lang}.gz", "url": "file:///unused", "sha256": "0" * 64}
-             for n in splits.values() for lang in LANGS]
-    corpus = {"languages": list(LANGS), "files": files,
-              "splits": {split: {lang: f"{n}.{lang}.gz" for lang in LANGS} for split, n in splits.items()}}
-    return corpus, folder
+    """Multi30k's val and test_2016_flickr as the train and val splits of a validated corpus: (corpus entry, folder)."""
+    return multi30k_validated(mirror, tmp_path / "clean"), tmp_path / "clean"
 
 
 def test_a_dask_cluster_gives_the_local_output(clean: tuple[dict, Path], tmp_path: Path,

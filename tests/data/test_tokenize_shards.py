@@ -7,7 +7,6 @@ with its line number in the file, not in its shard.
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from nmt.data.validate import validate_corpus
 from nmt.errors import ConfigError, DataError, GateError
 from nmt.files.lines import read_lines
 from nmt.text.tokenizer import format_line, make_tokenizer
-from support.corpus import data_config, make_params, synthetic_pairs, write_corpus
+from support.corpus import data_config, make_params, multi30k_validated, synthetic_pairs, write_corpus
 
 LANGS = ("de", "en")
 
@@ -40,19 +39,8 @@ def report(reports: Path) -> dict:
 
 @pytest.fixture
 def multi30k(mirror: Path, tmp_path: Path) -> tuple[dict, Path]:
-    """Multi30k's val (1,014 lines) and test_2016_flickr (1,000) as the train and val splits of a validated
-    corpus: (corpus entry, folder)."""
-    clean = tmp_path / "clean"
-    clean.mkdir()
-    splits = {"train": "val", "val": "test_2016_flickr"}
-    for split, name in splits.items():
-        for lang in LANGS:
-            (clean / f"{split}.{lang}").write_bytes(gzip.decompress((mirror / f"{name}.{lang}.gz").read_bytes()))
-    files = [{"name": f"{n}.{lang}.gz", "url": "file:///unused", "sha256": "0" * 64}
-             for n in splits.values() for lang in LANGS]
-    corpus = {"languages": list(LANGS), "files": files,
-              "splits": {split: {lang: f"{n}.{lang}.gz" for lang in LANGS} for split, n in splits.items()}}
-    return corpus, clean
+    """Multi30k's val and test_2016_flickr as the train and val splits of a validated corpus: (corpus entry, folder)."""
+    return multi30k_validated(mirror, tmp_path / "clean"), tmp_path / "clean"
 
 
 @pytest.fixture
