@@ -2,13 +2,13 @@
 
 The corpus is downloaded (NMT_DATA_MIRROR or params.yaml data.mirror, else the URLs) and
 validated into a temporary folder once. Then, `--repeats` times: a cold run with an empty cache
-(spaCy is imported and loaded, every file tokenized) and a warm run over the same cache (every
-file served from the content-addressed cache). Each run is a fresh interpreter, so the cold side
-pays spaCy's import as a real first run does; its time starts before the first import and ends
-after the last output file is written (interpreter start-up is not counted).
+(spaCy is imported and loaded, every shard tokenized) and a warm run over the same cache (every
+shard served from the content-addressed cache). Each run is the tokenize stage as dvc.yaml runs
+it (`python -m nmt.data.tokenize`, default workers, gate included), timed wall clock from start
+to exit, so the cold side pays spaCy's import as a real first run does.
 
 Each run writes its tokenized files to its own folder. The bench fails unless the warm run hit
-the cache for every file, the cold run for none, and every warm file is byte-for-byte the cold
+the cache for every shard, the cold run for none, and every warm file is byte-for-byte the cold
 file of the same repeat.
 
     NMT_DATA_MIRROR=../shared/data/multi30k python bench/tokenize_cache.py [--repeats 3]
@@ -18,7 +18,7 @@ Results (`bench/results/tokenize_cache.json`, key `results`):
   --sentences in `sentences_per_file_limit`, null for the whole corpus);
 - `cold_s`, `warm_s`: best of the repeats, seconds; `cold_s_repeats`, `warm_s_repeats`: all;
 - `ratio`: cold_s / warm_s (best against best);
-- `warm_hits`: files served from the cache in each warm run (= len(files));
+- `warm_hits`: shards served from the cache in each warm run (every shard);
 - `identical`: true (the bench stops before writing a result otherwise).
 """
 
@@ -29,6 +29,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,36 +37,19 @@ sys.path.insert(0, str(ROOT))
 
 from bench.record import RESULTS, write_result  # noqa: E402
 
-# Runs in a child process: tokenize every split/language into `out`, print seconds and the files hit.
-CHILD = """
-import json, sys, time
-from pathlib import Path
-t0 = time.perf_counter()
-from nmt.config.loader import load_sections
-from nmt.data.tokenize import TokenCache, TokenizeParams, tokenize_file
-from nmt.files.lines import split_file
-from nmt.text.tokenizer import SUFFIX
-params_file, validated, cache, out = (Path(a) for a in sys.argv[1:5])
-params = load_sections(params_file, TokenizeParams)
-out.mkdir(parents=True, exist_ok=True)
-hits = []
-for split in params.data.active.splits:
-    for lang in params.data.active.languages:
-        content, hit, _ = tokenize_file(split_file(validated, split, lang), lang, params.tokenize, TokenCache(cache))
-        split_file(out, split, lang, SUFFIX).write_bytes(content)
-        hits += [f"{split}.{lang}"] if hit else []
-print(json.dumps({"seconds": time.perf_counter() - t0, "hits": hits}))
-"""
-
-
-def timed_run(params: Path, validated: Path, cache: Path, out: Path) -> tuple[float, list[str]]:
-    """One fresh interpreter: (seconds, names of the files served from the cache)."""
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(params), str(validated), str(cache), str(out)],
-                          capture_output=True, text=True, cwd=ROOT)
+def timed_run(params: Path, validated: Path, cache: Path, out: Path) -> tuple[float, dict[str, int]]:
+    """The tokenize stage as dvc.yaml runs it, in a fresh interpreter (spaCy imported as a first
+    run pays): (wall seconds, the gate report's cache counts: shards hit and missed)."""
+    reports = out.with_name(out.name + "-reports")
+    cmd = [sys.executable, "-m", "nmt.data.tokenize", "--params", str(params), "--in", str(validated),
+           "--out", str(out), "--reports", str(reports), "--cache-dir", str(cache)]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    seconds = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"tokenize run failed:\n{proc.stderr}")
-    row = json.loads(proc.stdout.strip().splitlines()[-1])
-    return row["seconds"], row["hits"]
+    cache_stats = json.loads((reports / "tokens.json").read_text(encoding="utf-8"))["stats"]["cache"]
+    return seconds, {"hits": cache_stats["hits"], "misses": cache_stats["misses"]}
 
 
 def differing_files(cold: Path, warm: Path) -> list[str]:
@@ -108,14 +92,16 @@ def main() -> None:
         cold, warm = [], []
         for i in range(args.repeats):
             cache, cold_out, warm_out = work / f"cache{i}", work / f"cold{i}", work / f"warm{i}"
-            seconds, hits = timed_run(args.params, work / "validated", cache, cold_out)
-            if hits:
-                raise SystemExit(f"repeat {i + 1}: the cold run hit the cache for {hits}; it must start empty")
+            seconds, counts = timed_run(args.params, work / "validated", cache, cold_out)
+            if counts["hits"]:
+                raise SystemExit(f"repeat {i + 1}: the cold run hit the cache for {counts['hits']} shards; "
+                                 "it must start empty")
             cold.append(seconds)
-            seconds, hits = timed_run(args.params, work / "validated", cache, warm_out)
-            missed = sorted(set(files) - set(hits))
-            if missed:
-                raise SystemExit(f"repeat {i + 1}: the warm run tokenized {missed} again instead of hitting the cache")
+            seconds, counts = timed_run(args.params, work / "validated", cache, warm_out)
+            if counts["misses"]:
+                raise SystemExit(f"repeat {i + 1}: the warm run tokenized {counts['misses']} shards again "
+                                 "instead of hitting the cache")
+            shards = counts["hits"]
             warm.append(seconds)
             differ = differing_files(cold_out, warm_out)
             if differ:
@@ -126,12 +112,12 @@ def main() -> None:
     print(f"cold (spaCy import + tokenize): {min(cold):7.3f} s   runs: " + " ".join(f"{s:.3f}" for s in cold))
     print(f"warm (content-hash cache hit) : {min(warm):7.3f} s   runs: " + " ".join(f"{s:.3f}" for s in warm))
     print(f"ratio cold/warm               : {ratio:7.1f}x")
-    print(f"warm runs hit the cache for all {len(files)} files; warm output byte-identical to cold output")
+    print(f"warm runs hit the cache for all {shards} shards; warm output byte-identical to cold output")
 
     results = {"corpus": params.data.corpus, "files": files, "sentences": sentences,
                "sentences_per_file_limit": args.sentences,
                "cold_s": min(cold), "warm_s": min(warm), "cold_s_repeats": cold, "warm_s_repeats": warm,
-               "ratio": ratio, "warm_hits": len(files), "identical": True}
+               "ratio": ratio, "warm_hits": shards, "identical": True}
     write_result("tokenize_cache", results, args.repeats, args.out)
 
 

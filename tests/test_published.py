@@ -17,7 +17,7 @@ import yaml
 
 from nmt.errors import DataError
 from nmt.publish import benches
-from nmt.publish.blocks import figures_outside, render_text
+from nmt.publish.blocks import figures_outside, names, render_text
 from nmt.publish.stage import main, pages, render_pages
 from nmt.publish.tables import BLOCKS, Sources
 from support.corpus import ROOT
@@ -70,7 +70,7 @@ def test_the_generated_blocks_read_only_what_the_publish_stage_depends_on(monkey
 
 
 def test_every_block_is_used_and_every_renderer_cites_its_source() -> None:
-    used = {name for page in PAGES for name in render_pages.__globals__["names"](page.read_text(), str(page))}
+    used = {name for page in PAGES for name in names(page.read_text(), str(page))}
     assert used == set(BLOCKS), f"blocks without a page: {set(BLOCKS) - used}; pages naming unknown: {used - set(BLOCKS)}"
     for name, render in BLOCKS.items():
         assert "Source: `" in render(SOURCES), f"block {name} does not name its source"

@@ -37,7 +37,6 @@ from nmt.data.shards import (
     FORMAT_VERSION,
     ShardJob,
     ShardResult,
-    ShardWorker,
     TokenCache,
     key_settings,
     ordered_results,
@@ -50,7 +49,7 @@ from nmt.files.lines import read_bytes, split_file
 from nmt.gates.gate import Gate
 from nmt.text.tokenizer import SUFFIX
 
-__all__ = ["FORMAT_VERSION", "TokenCache", "cache_key", "tokenize_corpus", "tokenize_file"]
+__all__ = ["FORMAT_VERSION", "TokenCache", "cache_key", "tokenize_corpus"]
 
 log = logging.getLogger(__name__)
 
@@ -83,18 +82,6 @@ def cache_key(input_path: Path, lang: str, cfg: TokenizeConfig) -> str:
     """Cache key of a file's whole content as one shard: the key of its only shard when it has at most
     `SHARD_LINES` lines (reads the whole file: for tests and tools, not the stage)."""
     return shard_key(read_bytes(input_path), lang, key_settings(cfg.lowercase))
-
-
-def tokenize_file(input_path: Path, lang: str, cfg: TokenizeConfig, cache: TokenCache) -> tuple[bytes, bool, int]:
-    """Tokenized content of one file as bytes, whether every shard came from the cache, and the number
-    of input lines; in this process. It holds the whole output: for benches and tests, not the stage."""
-    worker = ShardWorker(key_settings(cfg.lowercase), cache.root)
-    parts, hit, n_lines = [], True, 0
-    for job in read_shards(input_path, lang, shards.SHARD_LINES):
-        result = worker(job)
-        parts.append(result.data)
-        hit, n_lines = hit and result.hit, n_lines + job.rows
-    return b"".join(parts), hit, n_lines
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,8 @@ def publish(paths: PublishPaths) -> dict[str, object]:
             log.info("rendered %s", path)
     sources = sorted([*paths.reports.glob("*.json"), *paths.reports.glob("validation/*.json"),
                       *paths.bench.glob("*.json")])
-    record = {"blocks": {str(p): names(t, str(p)) for p, t in rendered.items() if names(t, str(p))},
+    blocks = {str(p): names(t, str(p)) for p, t in rendered.items()}
+    record = {"blocks": {page: found for page, found in blocks.items() if found},
               "sources": {str(p): sha256_file(p) for p in sources if p != paths.out}}
     atomic_write_text(paths.out, json.dumps(record, indent=1) + "\n")
     return record
