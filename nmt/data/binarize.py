@@ -18,6 +18,11 @@ back in order, so memory holds a few chunks whatever the corpus size and the fil
 whatever the worker count. The gate: each side holds as many sequences as its tokens file has lines, and both
 sides as many (aligned); every id lies in [0, vocabulary size); no train pair has a side without
 symbols. Stats: pairs, ids, longest sequences, dtype.
+
+The same pass counts, on the workers, how the training targets' tokens glue together
+(`nmt.text.detokenizer.GlueCounts`, shard by shard) and writes the detokenizer learned from
+the sum to `detokenizer.json` (`DETOKENIZER`): the train stage puts it in the model file
+without reading the corpus again.
 """
 
 from __future__ import annotations
@@ -33,11 +38,12 @@ from pathlib import Path
 import numpy as np
 
 from nmt.command import arg, stage_main
-from nmt.data.indexed import FORMAT_VERSION, MANIFEST, IndexedWriter, id_dtype, open_indexed
+from nmt.data.indexed import DETOKENIZER, FORMAT_VERSION, MANIFEST, IndexedWriter, id_dtype, open_indexed
 from nmt.data.shards import ShardJob, decode_shard, ordered_map, read_shards, resolve_workers
 from nmt.files.atomic import atomic_write_text, staged_dir
 from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
+from nmt.text.detokenizer import Detokenizer, GlueCounts
 from nmt.text.tokenizer import SUFFIX, parse_tokens_line
 from nmt.text.vocabularies import Vocabularies, load_vocabularies
 
@@ -85,19 +91,26 @@ class SideStats:
 
 class Numericaliser:
     """Ids of a shard of token lines, as training numericalised them: source ids for the source
-    language, target ids for the target language. One per pool process (the vocabularies load once)."""
+    language, target ids for the target language; for the shards of `glue_from` (the training
+    targets) also their `GlueCounts`. One per pool process (the vocabularies load once)."""
 
-    def __init__(self, vocab_dir: str) -> None:
+    def __init__(self, vocab_dir: str, glue_from: str) -> None:
         vocabs = load_vocabularies(Path(vocab_dir))
         self.encoders = {vocabs.src_lang: vocabs.source_ids, vocabs.tgt_lang: vocabs.target_ids}
+        self.glue_from = glue_from
 
-    def __call__(self, job: ShardJob) -> tuple[np.ndarray, np.ndarray]:
+    def __call__(self, job: ShardJob) -> tuple[np.ndarray, np.ndarray, GlueCounts | None]:
         encode, path = self.encoders[job.lang], Path(job.path)
-        seqs = [encode(parse_tokens_line(line, path, lineno)[0])
-                for lineno, line in enumerate(decode_shard(job), start=job.first_line)]
+        glue = GlueCounts() if job.path == self.glue_from else None
+        seqs = []
+        for lineno, line in enumerate(decode_shard(job), start=job.first_line):
+            tokens, flags = parse_tokens_line(line, path, lineno)
+            seqs.append(encode(tokens))
+            if glue is not None:
+                glue.add(tokens, flags)
         lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
         ids = np.fromiter(itertools.chain.from_iterable(seqs), dtype=np.int64, count=int(lengths.sum()))
-        return ids, lengths
+        return ids, lengths, glue
 
 
 def _stream(vocabs: Vocabularies, tokens_dir: Path) -> Iterator[ShardJob | tuple[str, str]]:
@@ -109,16 +122,20 @@ def _stream(vocabs: Vocabularies, tokens_dir: Path) -> Iterator[ShardJob | tuple
 
 
 def binarize_splits(vocabs: Vocabularies, vocab_dir: Path, tokens_dir: Path, out_dir: Path, dtype: np.dtype,
-                    workers: int) -> dict[str, dict[str, SideStats]]:
+                    workers: int) -> tuple[dict[str, dict[str, SideStats]], Detokenizer]:
     """Numericalise every split's sides a shard at a time on `workers` processes (in order, so the
-    files are the same whatever the count) into `out_dir`: {split: {"src": stats, "tgt": stats}}."""
+    files are the same whatever the count) into `out_dir`: ({split: {"src": stats, "tgt": stats}},
+    the detokenizer learned from the training targets)."""
     langs = {"src": vocabs.src_lang, "tgt": vocabs.tgt_lang}
+    glue = GlueCounts()
+    glue_from = str(split_file(tokens_dir, "train", vocabs.tgt_lang, SUFFIX))
     stats: dict[str, dict[str, SideStats]] = {split: {} for split in SPLITS}
     writer: IndexedWriter | None = None
     side_stats = SideStats()
     specials = 0
     try:
-        for item, result in ordered_map(_stream(vocabs, tokens_dir), Numericaliser, (str(vocab_dir),), workers):
+        for item, result in ordered_map(_stream(vocabs, tokens_dir), Numericaliser, (str(vocab_dir), glue_from),
+                                        workers):
             if result is None:  # the next side begins
                 if writer is not None:
                     writer.close()
@@ -127,16 +144,18 @@ def binarize_splits(vocabs: Vocabularies, vocab_dir: Path, tokens_dir: Path, out
                 specials = SPECIAL_IDS[side]
                 writer = IndexedWriter(split_file(out_dir, split, langs[side]), dtype)
                 continue
-            ids, lengths = result
+            ids, lengths, shard_glue = result
             side_stats.add(ids, lengths, specials)
             writer.add(ids, lengths)
+            if shard_glue is not None:
+                glue.update(shard_glue)
     finally:
         if writer is not None:
             writer.close()
     for split, sides in stats.items():
         for side, s in sides.items():
             log.info("%s.%s: %d sequences, %d ids", split, langs[side], s.lines, s.ids)
-    return stats
+    return stats, glue.learn()
 
 
 def gate_split(gate: Gate, vocabs: Vocabularies, out_dir: Path, split: str, stats: dict[str, SideStats],
@@ -166,7 +185,8 @@ def binarize_stage(tokens_dir: Path, vocab_dir: Path, out_dir: Path, report_dir:
     dtype = id_dtype(max(len(vocabs.src), len(vocabs.tgt)))
     gate = Gate(REPORT_NAME)
     with staged_dir(out_dir) as tmp:
-        splits = binarize_splits(vocabs, vocab_dir, tokens_dir, tmp, dtype, workers)
+        splits, detokenizer = binarize_splits(vocabs, vocab_dir, tokens_dir, tmp, dtype, workers)
+        atomic_write_text(tmp / DETOKENIZER, json.dumps(detokenizer.to_dict(), ensure_ascii=False) + "\n")
         for split, stats in splits.items():
             gate_split(gate, vocabs, tmp, split, stats, dtype)
         summary = {split: {"pairs": s["src"].lines, "src_ids": s["src"].ids, "tgt_ids": s["tgt"].ids,

@@ -21,7 +21,8 @@ from nmt.errors import DataError
 
 BIN, IDX = ".bin", ".idx"
 MANIFEST = "manifest.json"  # a directory of indexed files describes them here (dtype, counts: data/bin)
-FORMAT_VERSION = 1  # of that directory: bump when the files or the manifest change meaning
+DETOKENIZER = "detokenizer.json"  # data/bin: the detokenizer learned from the training targets (binarize)
+FORMAT_VERSION = 2  # of that directory: bump when the files or the manifest change meaning (2: detokenizer.json)
 OFFSET_DTYPE = np.dtype("<i8")
 UINT16_SYMBOLS = 65535  # vocabularies up to this size store ids as uint16 (2 bytes an id), larger ones uint32
 

@@ -19,7 +19,6 @@ A bad line is reported with its absolute line number in the file, in the words o
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import itertools
 import json
@@ -27,7 +26,6 @@ import logging
 import multiprocessing
 import os
 import signal
-import zlib
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -38,7 +36,7 @@ from typing import Any, TypeVar
 
 from nmt.errors import ConfigError, DataError
 from nmt.files.atomic import atomic_open
-from nmt.files.lines import is_gzip, split_lines
+from nmt.files.lines import open_raw, split_lines
 from nmt.text.tokenizer import SUFFIX, format_line, make_tokenizer
 
 log = logging.getLogger(__name__)
@@ -116,20 +114,12 @@ class ShardResult:
 
 
 def read_shards(path: Path, lang: str, shard_lines: int) -> Iterator[ShardJob]:
-    """The shards of `path` (plain or gzip), read lazily; `DataError` as `nmt.files.lines.read_bytes` words it."""
+    """The shards of `path` (plain or gzip), read lazily; `DataError` as `nmt.files.lines.open_raw` words it."""
     first = 1
-    try:
-        with (gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")) as fh:
-            while lines := list(itertools.islice(fh, shard_lines)):
-                yield ShardJob(str(path), lang, first, len(lines), b"".join(lines))
-                first += len(lines)
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found (run the previous stage first, e.g. `dvc repro`)") from None
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise DataError(f"{path}: truncated or corrupt gzip ({exc}); "
-                        "delete it and run the download stage again") from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read: {exc}") from None
+    with open_raw(path) as fh:
+        while lines := list(itertools.islice(fh, shard_lines)):
+            yield ShardJob(str(path), lang, first, len(lines), b"".join(lines))
+            first += len(lines)
 
 
 def decode_shard(job: ShardJob) -> list[str]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import gzip
 import zlib
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from nmt.errors import DataError
 from nmt.files.atomic import atomic_open
@@ -23,20 +25,27 @@ def is_gzip(path: Path) -> bool:
         return fh.read(2) == _GZIP_MAGIC
 
 
-def read_bytes(path: Path) -> bytes:
-    """Whole content of `path`, gunzipped if it is gzip; `DataError` on any failure."""
+@contextmanager
+def open_raw(path: Path) -> Iterator[BinaryIO]:
+    """`path` opened for reading bytes, gunzipped if it is gzip. A failure to open it, or to read
+    it inside the `with` body (a truncated gzip shows only there), is a `DataError` naming the
+    file and what to do about it: the one place that words these errors."""
     path = Path(path)
     try:
-        if is_gzip(path):
-            with gzip.open(path, "rb") as fh:
-                return fh.read()
-        return path.read_bytes()
+        with (gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")) as fh:
+            yield fh
     except FileNotFoundError:
         raise DataError(f"{path}: file not found (run the previous stage first, e.g. `dvc repro`)") from None
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise DataError(f"{path}: truncated or corrupt gzip ({exc}); delete it and run the download stage again") from None
     except OSError as exc:
         raise DataError(f"{path}: cannot read: {exc}") from None
+
+
+def read_bytes(path: Path) -> bytes:
+    """Whole content of `path`, gunzipped if it is gzip; `DataError` on any failure."""
+    with open_raw(path) as fh:
+        return fh.read()
 
 
 def read_lines(path: Path) -> list[str]:
@@ -56,18 +65,9 @@ def split_lines(data: bytes, path: Path | str) -> list[str]:
 def iter_lines(path: Path) -> Iterator[str]:
     """The lines of `path` as `read_lines` gives them, read one at a time: memory holds a line,
     not the file (a multi-GB split is streamed); the same `DataError`s, line numbers included."""
-    path = Path(path)
-    try:
-        with (gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")) as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                yield _decode(raw.removesuffix(b"\n"), path, lineno)
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found (run the previous stage first, e.g. `dvc repro`)") from None
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise DataError(f"{path}: truncated or corrupt gzip ({exc}); "
-                        "delete it and run the download stage again") from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read: {exc}") from None
+    with open_raw(path) as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            yield _decode(raw.removesuffix(b"\n"), path, lineno)
 
 
 def _decode(raw: bytes, path: Path | str, lineno: int) -> str:

@@ -26,46 +26,10 @@ class Detokenizer:
     @classmethod
     def learn(cls, sentences: Iterable[tuple[list[str], str]], min_count: int = 2) -> Detokenizer:
         """Learn from (tokens, flags) pairs as written by the tokenize stage."""
-        pair_total, pair_glued = Counter(), Counter()
-        opening, closing = Counter(), Counter()  # token -> [occurrences, matching the quote pattern]
+        counts = GlueCounts()
         for tokens, flags in sentences:
-            seen: Counter[str] = Counter()
-            for i, (tok, f) in enumerate(zip(tokens, flags)):
-                seen[tok] += 1
-                if seen[tok] % 2:  # odd occurrence: does it glue to the next token?
-                    opening[tok, "n"] += 1
-                    opening[tok, "glued"] += f == "0" and i + 1 < len(tokens)
-                    opening[tok, "glued_left"] += i > 0 and flags[i - 1] == "0"  # hyphens do, quotes don't
-                else:  # even occurrence: does it glue to the previous one?
-                    closing[tok, "n"] += 1
-                    closing[tok, "glued"] += i > 0 and flags[i - 1] == "0"
-            for a, b, f in zip(tokens, tokens[1:], flags):
-                pair_total[a, b] += 1
-                pair_glued[a, b] += f == "0"
-        paired = {t for (t, k), n in closing.items() if k == "n" and n >= min_count
-                  and closing[t, "glued"] * 2 > n and opening[t, "glued"] * 2 > opening[t, "n"]
-                  and opening[t, "glued_left"] * 2 < opening[t, "n"]}
-
-        def majority(position: int, skip: set[str]) -> set[str]:
-            total, glued = Counter(), Counter()
-            for pair, n in pair_total.items():
-                if pair[1 - position] not in skip:  # the other side must not explain the glue
-                    total[pair[position]] += n
-                    glued[pair[position]] += pair_glued[pair]
-            return {t for t, n in total.items() if n >= min_count and glued[t] * 2 > n}
-
-        glue_before = majority(1, set())  # "." "," "'s": glued to whatever precedes
-        glue_after = majority(0, glue_before)  # "(": glued to whatever follows
-        glue_before = majority(1, glue_after)
-        fallback = cls(set(), set(), glue_before, glue_after)
-        glue_pairs, space_pairs = set(), set()
-        for pair, n in pair_total.items():
-            if n < min_count:
-                continue
-            glued = pair_glued[pair] * 2 > n
-            if glued != fallback.glued(*pair):  # store only where the pair overrules the tokens
-                (glue_pairs if glued else space_pairs).add(pair)
-        return cls(glue_pairs, space_pairs, glue_before - paired, glue_after - paired, paired)
+            counts.add(tokens, flags)
+        return counts.learn(min_count)
 
     def glued(self, a: str, b: str) -> bool:
         """True when no space goes between `a` and `b`."""
@@ -100,3 +64,65 @@ class Detokenizer:
     def from_dict(cls, data: dict[str, Any]) -> Detokenizer:
         return cls({tuple(p) for p in data["glue_pairs"]}, {tuple(p) for p in data["space_pairs"]},
                    set(data["glue_before"]), set(data["glue_after"]), set(data.get("paired", [])))
+
+
+class GlueCounts:
+    """What `Detokenizer.learn` counts, as a fold: `add` sentences, `update` with the counts of
+    other shards (sums, so the order does not matter), then `learn`. The binarize stage counts
+    the training targets shard by shard on its workers and learns once from the sum."""
+
+    def __init__(self) -> None:
+        self.pair_total: Counter[tuple[str, str]] = Counter()  # adjacent token pairs
+        self.pair_glued: Counter[tuple[str, str]] = Counter()  # ... with no whitespace between them
+        self.opening: Counter[tuple[str, str]] = Counter()  # (token, what) over odd occurrences in a sentence
+        self.closing: Counter[tuple[str, str]] = Counter()  # (token, what) over even occurrences
+
+    def add(self, tokens: list[str], flags: str) -> None:
+        """One sentence's tokens and whitespace flags ("0": glued to the next token)."""
+        opening, closing = self.opening, self.closing
+        seen: Counter[str] = Counter()
+        for i, (tok, f) in enumerate(zip(tokens, flags)):
+            seen[tok] += 1
+            if seen[tok] % 2:  # odd occurrence: does it glue to the next token?
+                opening[tok, "n"] += 1
+                opening[tok, "glued"] += f == "0" and i + 1 < len(tokens)
+                opening[tok, "glued_left"] += i > 0 and flags[i - 1] == "0"  # hyphens do, quotes don't
+            else:  # even occurrence: does it glue to the previous one?
+                closing[tok, "n"] += 1
+                closing[tok, "glued"] += i > 0 and flags[i - 1] == "0"
+        for a, b, f in zip(tokens, tokens[1:], flags):
+            self.pair_total[a, b] += 1
+            self.pair_glued[a, b] += f == "0"
+
+    def update(self, other: GlueCounts) -> None:
+        for mine, theirs in ((self.pair_total, other.pair_total), (self.pair_glued, other.pair_glued),
+                             (self.opening, other.opening), (self.closing, other.closing)):
+            mine.update(theirs)
+
+    def learn(self, min_count: int = 2) -> Detokenizer:
+        """The detokenizer these counts teach (module docstring)."""
+        pair_total, pair_glued, opening, closing = self.pair_total, self.pair_glued, self.opening, self.closing
+        paired = {t for (t, k), n in closing.items() if k == "n" and n >= min_count
+                  and closing[t, "glued"] * 2 > n and opening[t, "glued"] * 2 > opening[t, "n"]
+                  and opening[t, "glued_left"] * 2 < opening[t, "n"]}
+
+        def majority(position: int, skip: set[str]) -> set[str]:
+            total, glued = Counter(), Counter()
+            for pair, n in pair_total.items():
+                if pair[1 - position] not in skip:  # the other side must not explain the glue
+                    total[pair[position]] += n
+                    glued[pair[position]] += pair_glued[pair]
+            return {t for t, n in total.items() if n >= min_count and glued[t] * 2 > n}
+
+        glue_before = majority(1, set())  # "." "," "'s": glued to whatever precedes
+        glue_after = majority(0, glue_before)  # "(": glued to whatever follows
+        glue_before = majority(1, glue_after)
+        fallback = Detokenizer(set(), set(), glue_before, glue_after)
+        glue_pairs, space_pairs = set(), set()
+        for pair, n in pair_total.items():
+            if n < min_count:
+                continue
+            glued = pair_glued[pair] * 2 > n
+            if glued != fallback.glued(*pair):  # store only where the pair overrules the tokens
+                (glue_pairs if glued else space_pairs).add(pair)
+        return Detokenizer(glue_pairs, space_pairs, glue_before - paired, glue_after - paired, paired)

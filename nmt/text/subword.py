@@ -23,6 +23,10 @@ from nmt.text.vocab import HashedText
 
 CONT = "##"  # continuation prefix of every piece that does not start a token
 HEADER = "#bpe-merges v1"
+# Word types whose segmentation `BPE` remembers (about 200 bytes each: ~40 MB). Past it the cache
+# starts over: a real corpus's frequent words come back at once, and memory stays flat however many
+# word types the corpus has (made-up names, numbers, typos grow them without end).
+CACHE_TYPES = 200_000
 Pair = tuple[str, str]
 
 
@@ -88,8 +92,9 @@ def _apply(syms: list[str], pair: Pair, merged: str) -> list[str]:
 class BPE(HashedText):
     """Applies learned merges to tokens, lowest-ranked pair first (as learned)."""
 
-    def __init__(self, merges: list[Pair]) -> None:
+    def __init__(self, merges: list[Pair], cache_types: int = CACHE_TYPES) -> None:
         self.merges = list(merges)
+        self.cache_types = cache_types  # the bound of `_cache`
         self.ranks = {pair: r for r, pair in enumerate(self.merges)}
         self.parts = {join_pair(*pair): pair for pair in reversed(self.merges)}  # first merge making a piece wins
         self._cache: dict[str, tuple[str, ...]] = {}
@@ -103,6 +108,8 @@ class BPE(HashedText):
             if pair not in self.ranks:
                 break
             syms = _apply(syms, pair, join_pair(*pair))
+        if len(self._cache) >= self.cache_types:
+            self._cache.clear()
         self._cache[token] = result = tuple(syms)
         return result
 

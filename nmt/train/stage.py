@@ -4,8 +4,8 @@ The loop is `nmt.train.loop.train()`, on the train and val pairs memory-mapped f
 (the binarize stage); with `train.bpe_dropout` it also reads the training tokens of data/tokens,
 which it segments afresh every epoch. After it, the final weights are the average of the
 last `average_last` epoch checkpoints (paper 6.1), or the best / last. They are written as a
-self-contained model file (weights, config, vocabularies, tokenizer settings and a
-detokenizer learned from the training targets) and gated: the training loss stayed finite,
+self-contained model file (weights, config, vocabularies, tokenizer settings and the
+detokenizer the binarize stage learned from the training targets) and gated: the training loss stayed finite,
 the validation loss of the final model is below `train.max_val_loss`, and the file loads
 with `torch.load(weights_only=True)` with vocabularies matching data/vocab (a file that does not
 is the gate's finding; any other exception in the check is a bug and propagates).
@@ -13,6 +13,7 @@ is the gate's finding; any other exception in the check is a bug and propagates)
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import sys
@@ -24,13 +25,12 @@ from nmt.command import arg, stage_main
 from nmt.config.data import TokenizeConfig
 from nmt.config.model import ModelConfig
 from nmt.config.train import TrainConfig
+from nmt.data.indexed import DETOKENIZER
 from nmt.errors import DataError
-from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer
 from nmt.text.detokenizer import Detokenizer
-from nmt.text.tokenizer import SUFFIX, iter_tokenized
 from nmt.text.vocabularies import load_vocabularies
 from nmt.train.distributed import init_distributed, shutdown
 from nmt.train.loop import Progress, train
@@ -46,6 +46,16 @@ REPORT_NAME = "train"
 # `checkpoint.load` (torch.load's unpickling errors included) and `check_vocab_hashes`, OSError
 # from reading it, KeyError from a state without the vocabulary manifest
 MODEL_FILE_FAULTS = (DataError, OSError, KeyError)
+
+
+def read_detokenizer(bin_dir: Path) -> Detokenizer:
+    """The detokenizer the binarize stage learned (data/bin/detokenizer.json)."""
+    path = Path(bin_dir) / DETOKENIZER
+    try:
+        return Detokenizer.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"{path}: cannot read the detokenizer ({type(exc).__name__}: {exc}); "
+                        "re-run the binarize stage (`dvc repro binarize`)") from None
 
 
 def final_weights(model: Transformer, cfg: TrainConfig, ckpt_dir: checkpoint.CheckpointDir) -> str:
@@ -74,7 +84,7 @@ class TrainParams:
 @dataclass(frozen=True)
 class TrainPaths:
     vocab: Path = arg("vocab stage output (data/vocab)")
-    tokens: Path = arg("tokenize stage output (data/tokens): the detokenizer's text, BPE-dropout's tokens")
+    tokens: Path = arg("tokenize stage output (data/tokens): BPE-dropout's tokens (read only with train.bpe_dropout)")
     bin: Path = arg("binarize stage output (data/bin): the train and val ids, memory-mapped")
     checkpoints: Path = arg("checkpoint directory; an interrupted run resumes from it (models/checkpoints)")
     model: Path = arg("final model file to write (models/model.pt)")
@@ -85,16 +95,17 @@ class TrainPaths:
 def train_stage(model_cfg: ModelConfig, cfg: TrainConfig, tokenize_cfg: TokenizeConfig, paths: TrainPaths
                 ) -> Gate | None:
     """Train, pick the final weights, gate them, write the model file and curves (rank 0)."""
+    detok = read_detokenizer(paths.bin)  # before training: a missing file is an error now, not after hours
     model, prog = train(model_cfg, cfg, paths.vocab, paths.tokens, paths.checkpoints,
                         live_dir=Path(paths.train_reports) / "live", bin_dir=paths.bin)
     info = init_distributed("cpu")  # already initialised by train(); just read rank / world
     try:
-        return _finish(model, prog, model_cfg, cfg, tokenize_cfg, paths) if info.main else None
+        return _finish(model, prog, detok, model_cfg, cfg, tokenize_cfg, paths) if info.main else None
     finally:
         shutdown(info)
 
 
-def _finish(model: Transformer, prog: Progress, model_cfg: ModelConfig, cfg: TrainConfig,
+def _finish(model: Transformer, prog: Progress, detok: Detokenizer, model_cfg: ModelConfig, cfg: TrainConfig,
             tokenize_cfg: TokenizeConfig, paths: TrainPaths) -> Gate:
     how = final_weights(model, cfg, checkpoint.CheckpointDir(paths.checkpoints, cfg.keep_last))
     vocabs = load_vocabularies(paths.vocab)
@@ -109,7 +120,6 @@ def _finish(model: Transformer, prog: Progress, model_cfg: ModelConfig, cfg: Tra
     gate.check("final validation loss", math.isfinite(val_loss) and val_loss < cfg.max_val_loss,
                f"< {cfg.max_val_loss:g} per token", f"{val_loss:.4f}")
     state = checkpoint.model_payload(model, model_cfg, vocabs)
-    detok = Detokenizer.learn(iter_tokenized(split_file(paths.tokens, "train", vocabs.tgt_lang, SUFFIX)))  # streamed
     state.update(final={"how": how, "step": prog.step, "epoch": prog.epoch, "val_loss": val_loss},
                  history=prog.history,
                  text={"src_lang": vocabs.src_lang, "tgt_lang": vocabs.tgt_lang,

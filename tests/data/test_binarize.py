@@ -17,6 +17,8 @@ from nmt.data.tokenize import tokenize_corpus
 from nmt.data.validate import validate_corpus
 from nmt.data.vocab import vocab_stage
 from nmt.errors import DataError, GateError
+from nmt.text.detokenizer import Detokenizer
+from nmt.text.tokenizer import read_tokenized
 from nmt.text.vocabularies import load_vocabularies
 from nmt.train.batching import load_pairs
 from nmt.train.pairs import open_split
@@ -49,8 +51,11 @@ def test_the_stage_writes_the_ids_numericalise_makes(pipeline, tmp_path: Path) -
         assert isinstance(mapped.src_lens, np.ndarray)
         assert mapped.to_lists() == load_pairs(tokens, split, vocabs)  # every pair, none filtered
     names = sorted(p.name for p in (tmp_path / "bin").iterdir())
-    assert names == ["manifest.json"] + [f"{s}.{lang}.{ext}" for s in ("train", "val") for lang in ("de", "en")
-                                         for ext in ("bin", "idx")]  # train and val only: test sets stay text
+    assert names == ["detokenizer.json", "manifest.json"] + [
+        f"{s}.{lang}.{ext}" for s in ("train", "val") for lang in ("de", "en")
+        for ext in ("bin", "idx")]  # train and val only: test sets stay text
+    learned = json.loads((tmp_path / "bin" / "detokenizer.json").read_text())  # what train used to learn itself
+    assert learned == Detokenizer.learn(read_tokenized(tokens / f"train.{vocabs.tgt_lang}.tsv")).to_dict()
     manifest = json.loads((tmp_path / "bin" / "manifest.json").read_text())
     train = load_pairs(tokens, "train", vocabs)
     assert manifest["dtype"] == "uint16" and manifest["vocab"] == vocabs.hashes

@@ -200,3 +200,15 @@ def test_bpe_dropout_never_applies_a_merge_the_table_lacks() -> None:
     seen = {bpe.sample_token("abc", 0.5, random.Random(i)) for i in range(200)}
     # skipping (a, ##b) lets the lower-priority (##b, ##c) apply; nothing else is possible
     assert seen == {("ab", "##c"), ("a", "##bc"), ("a", "##b", "##c")}
+
+
+def test_the_segmentation_cache_is_bounded_and_changes_no_segmentation(m30k_tokens) -> None:
+    """Issue 29: a corpus with ever more word types (names, numbers) must not grow the cache without end."""
+    merges = learn_merges(word_counts(m30k_tokens["val.de"]), 500)
+    tokens = [t for s in m30k_tokens["test_2016_flickr.de"] for t in s]
+    unbounded, bounded = BPE(merges, cache_types=10**9), BPE(merges, cache_types=50)
+    sizes = []
+    for tok in tokens:
+        assert bounded.segment_token(tok) == unbounded.segment_token(tok)
+        sizes.append(len(bounded._cache))
+    assert max(sizes) == 50 < len(set(tokens)) == len(unbounded._cache)

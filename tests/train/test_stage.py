@@ -14,7 +14,7 @@ import torch
 import yaml
 
 from nmt.config.data import TokenizeConfig
-from nmt.errors import GateError
+from nmt.errors import DataError, GateError
 from nmt.model import checkpoint
 from nmt.text.vocabularies import load_vocabularies
 from nmt.train.batching import load_pairs, make_batches
@@ -48,14 +48,19 @@ def test_train_stage_writes_gated_self_contained_model(corpus, tmp_path: Path) -
 
 
 def test_the_stage_trains_from_data_bin_without_reading_token_pairs(corpus, tmp_path: Path, monkeypatch) -> None:
-    """bpe_dropout 0: the pairs are memory-mapped from data/bin; no token file is numericalised (only the
-    training targets are streamed once, at the end, to learn the detokenizer)."""
-    from nmt.train import batching
+    """bpe_dropout 0: the pairs are memory-mapped from data/bin and the detokenizer comes from
+    data/bin/detokenizer.json: no tokens file is opened at all (issue 29: start-up and finish
+    independent of the corpus size)."""
+    from nmt.files import lines
 
-    def no_token_pairs(*args, **kwargs):
-        raise AssertionError("read a tokens file into memory")
+    def guarded(read):
+        def no_token_file(path, *args, **kwargs):
+            assert corpus[0] not in Path(path).parents, f"opened {path}"
+            return read(path, *args, **kwargs)
+        return no_token_file
 
-    monkeypatch.setattr(batching, "read_tokenized", no_token_pairs)
+    monkeypatch.setattr(lines, "open_raw", guarded(lines.open_raw))
+    monkeypatch.setattr(lines, "read_bytes", guarded(lines.read_bytes))
     gate = train_stage(TINY_MODEL, ONE_EPOCH, TokenizeConfig(), paths(corpus, tmp_path))
     assert gate.success and torch.load(tmp_path / "model.pt", weights_only=True)["text"]["detokenizer"]
 
@@ -163,3 +168,10 @@ def test_ddp_two_cpu_processes_with_gloo(corpus, tmp_path: Path) -> None:
     state = torch.load(tmp_path / "model.pt", weights_only=True)
     assert state["final"]["step"] == len(b0)
     assert all(torch.equal(state["model"][k], w0[k]) for k in w0)  # average_last=1: the final weights
+
+
+def test_a_data_bin_without_its_detokenizer_fails_before_training(corpus, tmp_path: Path) -> None:
+    (corpus[0].parent / "bin" / "detokenizer.json").unlink()
+    with pytest.raises(DataError, match=r"detokenizer.json: cannot read the detokenizer .*re-run the binarize stage"):
+        train_stage(TINY_MODEL, ONE_EPOCH, TokenizeConfig(), paths(corpus, tmp_path))
+    assert not (tmp_path / "ckpt").exists()  # nothing trained
