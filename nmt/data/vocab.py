@@ -20,7 +20,7 @@ from pathlib import Path
 
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, VocabConfig
-from nmt.data.shards import SHARD_LINES, decode_shard, read_shards
+from nmt.data.shards import SHARD_LINES, ShardJob, decode_shard, ordered_map, read_shards, resolve_workers
 from nmt.errors import DataError
 from nmt.files.atomic import atomic_write_text, staged_dir
 from nmt.files.lines import split_file
@@ -48,24 +48,37 @@ class VocabPaths:
     tokens: Path = arg("tokenized corpus directory (data/tokens)")
     out: Path = arg("output directory for the vocabularies (data/vocab)")
     reports: Path = arg("directory for gate reports (reports/validation)")
+    # the shared parser types every valued option as a Path: `resolve_workers` reads it as a number
+    workers: int = arg("processes counting word types; 0: every core this process may use", default=0)
 
 
 def _token_lists(tokens_dir: Path, split: str, lang: str) -> list[list[str]]:
     return [toks for toks, _ in read_tokenized(split_file(tokens_dir, split, lang, SUFFIX))]
 
 
-def word_counts(path: Path) -> Counter[str]:
-    """How often each token occurs in a tokens file, read a shard at a time: the only thing
-    BPE learning and the vocabularies need, so no split is ever held as token lists."""
-    counts: Counter[str] = Counter()
-    for shard in read_shards(path, "", SHARD_LINES):
-        for lineno, line in enumerate(decode_shard(shard), start=shard.first_line):
+class WordCounter:
+    """Word-type counts of one shard of a tokens file: a worker of `ordered_map` (a pool process
+    or a Dask worker counts shards; the stage sums them)."""
+
+    def __call__(self, job: ShardJob) -> Counter[str]:
+        counts: Counter[str] = Counter()
+        for lineno, line in enumerate(decode_shard(job), start=job.first_line):
             text, sep, _ = line.partition("\t")
             if not sep:
-                raise DataError(f"{path}:{lineno}: malformed tokens line (expected tokens, TAB, one flag per token); "
-                                "delete data/tokens and re-run the tokenize stage")
+                raise DataError(f"{job.path}:{lineno}: malformed tokens line (expected tokens, TAB, one flag per "
+                                "token); delete data/tokens and re-run the tokenize stage")
             if text:
                 counts.update(text.split(" "))
+        return counts
+
+
+def word_counts(path: Path, workers: int = 1) -> Counter[str]:
+    """How often each token occurs in a tokens file, counted a shard at a time on `workers`
+    processes (or the Dask cluster of `NMT_DASK_SCHEDULER`): the only thing BPE learning and
+    the vocabularies need, so no split is ever held as token lists."""
+    counts: Counter[str] = Counter()
+    for _, shard_counts in ordered_map(read_shards(path, "", SHARD_LINES), WordCounter, (), workers):
+        counts.update(shard_counts)
     return counts
 
 
@@ -79,11 +92,11 @@ def piece_counts(bpe: BPE, words: Counter[str]) -> Counter[str]:
     return counts
 
 
-def build_vocabularies(data: DataConfig, cfg: VocabConfig, tokens_dir: Path) -> Vocabularies:
+def build_vocabularies(data: DataConfig, cfg: VocabConfig, tokens_dir: Path, workers: int = 1) -> Vocabularies:
     """Build the vocabularies (and BPE merges) from the train split of `tokens_dir`, streaming it
-    into word counts (memory grows with the word types, not with the corpus)."""
+    into word counts on `workers` processes (memory grows with the word types, not with the corpus)."""
     src_lang, tgt_lang = data.src_lang, data.tgt_lang
-    counts = {lang: word_counts(split_file(tokens_dir, "train", lang, SUFFIX)) for lang in (src_lang, tgt_lang)}
+    counts = {lang: word_counts(split_file(tokens_dir, "train", lang, SUFFIX), workers) for lang in (src_lang, tgt_lang)}
     bpe, alphabet = None, []
     if cfg.kind == "bpe":
         words = counts[src_lang] + counts[tgt_lang]
@@ -153,9 +166,10 @@ def save_vocabularies(vocabs: Vocabularies, out_dir: Path) -> None:
         atomic_write_text(tmp / MANIFEST, json.dumps(vocabs.manifest, indent=2) + "\n")
 
 
-def vocab_stage(data: DataConfig, cfg: VocabConfig, tokens_dir: Path, out_dir: Path, report_dir: Path) -> Gate:
-    """Build, gate, then (only if the gate passed) write the vocabularies."""
-    vocabs = build_vocabularies(data, cfg, tokens_dir)
+def vocab_stage(data: DataConfig, cfg: VocabConfig, tokens_dir: Path, out_dir: Path, report_dir: Path,
+                workers: int = 1) -> Gate:
+    """Build (counting on `workers` processes), gate, then (only if the gate passed) write the vocabularies."""
+    vocabs = build_vocabularies(data, cfg, tokens_dir, workers)
     gate = Gate(REPORT_NAME)
     gate.stats.update(kind=cfg.kind, joint=cfg.joint)
     gate_vocabularies(vocabs, cfg, tokens_dir, gate)
@@ -165,7 +179,8 @@ def vocab_stage(data: DataConfig, cfg: VocabConfig, tokens_dir: Path, out_dir: P
 
 
 def run(params: VocabParams, paths: VocabPaths) -> Gate:
-    gate = vocab_stage(params.data, params.vocab, paths.tokens, paths.out, paths.reports)
+    gate = vocab_stage(params.data, params.vocab, paths.tokens, paths.out, paths.reports,
+                       resolve_workers(paths.workers))
     log.info("vocabularies: src %d, tgt %d symbols", gate.stats["src"]["size"], gate.stats["tgt"]["size"])
     return gate
 

@@ -173,4 +173,34 @@ def scale(s: Sources) -> str:
     parts += ["", f"Peak memory at {last}x against {first}x: " + "; ".join(
         f"{stage} x{cells[last]['peak_mib'] / cells[first]['peak_mib']:.2f}" for stage, cells in res["stages"].items())
         + "."]
+    data_stages = [st for st in ("validate", "tokenize", "vocab", "binarize") if st in res["stages"]]
+    if data_stages:
+        total = sum(res["stages"][st][last]["seconds"] for st in data_stages)
+        peak = max(res["stages"][st][last]["peak_mib"] for st in data_stages + ["train"] if st in res["stages"])
+        parts += ["", f"At {last}x, raw corpus to binarised training set ({', '.join(data_stages)}): "
+                      f"{total / 60:.1f} min; the largest peak memory of any stage, train included, "
+                      f"{peak / 1024:.2f} GiB."]
+    if "first_update_s" in res:
+        parts += ["", "The train stage run to its first update and stopped (start to exit, its validation and model "
+                      "file included): " + "; ".join(f"{f}x {v:.1f} s" for f, v in res["first_update_s"].items()) + "."]
+    if "tokens_per_s" in res:
+        tps = res["tokens_per_s"]
+        base = tps[first]["tokens_per_s"]
+        parts += ["", "Training throughput, best of the runs of the train stage: " + "; ".join(
+            f"{f}x {v['tokens_per_s']:.0f} tokens/s ({len(v['runs'])} runs of {v['updates']} updates; "
+            f"x{v['tokens_per_s'] / base:.2f} of {first}x)" for f, v in tps.items()) + "."]
+    for f, w in res.get("workers", {}).items():
+        parts += ["", f"Every core against one worker at {f}x: " + "; ".join(
+            f"{stage} {v['one_worker_s']:.1f} s with 1 worker, {v['default_s']:.1f} s with {v['cores']}: "
+            f"x{v['speedup']:.2f}, files {'identical' if v['identical'] else 'different'}" for stage, v in w.items())
+            + "."]
+    for f, b in res.get("bpe_learners", {}).items():
+        line = (f"BPE learning at {f}x on the same word counts ({b['word_types']} word types, {b['tokens']} tokens; "
+                f"counting them {b['counting_s']:.1f} s): ours {b['ours']['merges']} merges in "
+                f"{b['ours']['seconds']:.1f} s")
+        t = b.get("tokenizers")
+        line += (f"; tokenizers {t['version']} BpeTrainer {t['merges']} pieces beyond the alphabet in "
+                 f"{t['seconds']:.1f} s (ours x{b['ratio_ours_to_tokenizers']:.2f} its time)." if t else
+                 "; tokenizers not installed.")
+        parts += ["", line]
     return "\n".join(parts + ["", measured(r, "scale")])
