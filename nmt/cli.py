@@ -1,8 +1,9 @@
-"""The `nmt` command: the pipeline stages, and `nmt translate`.
+"""The `nmt` command: the pipeline stages, `nmt translate` and `nmt serve`.
 
 `nmt STAGE ...` forwards to the stage's own module (`python -m nmt.data.validate ...` is the
 same command; dvc.yaml runs those, so this file is no stage's dependency). `nmt translate`
-turns text into text with a model file (torch) or an ONNX package (torch-free). Errors a user
+turns text into text with a model file (torch) or an ONNX package (torch-free); `nmt serve`
+serves the package over HTTP (`nmt.serve`, docs/serving.md). Errors a user
 can fix are one line, `nmt COMMAND: error: ...`, and exit status 1; heavy libraries are
 imported only when a command runs, so `nmt --help` is instant.
 """
@@ -24,6 +25,7 @@ from nmt.command import run_reporting_errors, setup_logging
 from nmt.config.evaluate import DEFAULT_DECODING, MAX_BEAM_SIZE, Decoding
 from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError
+from nmt.serve.config import add_arguments as add_serve_arguments
 
 log = logging.getLogger("nmt.translate")
 
@@ -150,6 +152,21 @@ def translate(args: argparse.Namespace) -> None:
             bar.close()
 
 
+def serve(args: argparse.Namespace) -> None:
+    from importlib.util import find_spec
+
+    from nmt.serve.config import from_args
+
+    config = from_args(args)
+    missing = [name for name in ("starlette", "uvicorn", "prometheus_client", "python_multipart") if find_spec(name) is None]
+    if missing:
+        raise DataError(f"nmt serve needs the serve extra ({', '.join(missing)} not installed): "
+                        'pip install "nmt[runtime,serve]"')
+    from nmt.serve.server import serve as run_server
+
+    run_server(config)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nmt", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -183,6 +200,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where to run: auto = CUDA when it works, else CPU; cuda fails if it does not (default: auto)")
     p.add_argument("--int8", action="store_true", help="ONNX packages: use the int8-quantised graphs")
+    p = sub.add_parser("serve", help="serve the ONNX package over HTTP (LibreTranslate's API, dynamic batching)",
+                       description="Serve the ONNX package (or the CTranslate2 model) over HTTP with LibreTranslate's "
+                                   "API: POST /translate, GET /languages, /health; also /readyz, /livez, /v1/model, "
+                                   "/metrics (Prometheus), POST /admin/reload and a demo page at /. Sentences of "
+                                   "concurrent requests are decoded together in batches. SIGTERM drains and exits 0; "
+                                   "SIGHUP reloads the model folder. docs/serving.md has the API and a production "
+                                   "recipe.")
+    add_serve_arguments(p)
     return parser
 
 
@@ -202,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if rest:
         build_parser().error(f"unrecognized arguments: {' '.join(rest)}")
     setup_logging(args.verbose)
-    return run_reporting_errors(args.command, lambda: translate(args))
+    return run_reporting_errors(args.command, lambda: (serve if args.command == "serve" else translate)(args))
 
 
 if __name__ == "__main__":

@@ -21,8 +21,8 @@ from support.imports import ROOT, closure, direct_imports, expand, module_file
 STAGES = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
 # pipeline order: a module may import from its own part and earlier ones only
 ORDER = ["errors", "files", "config", "command", "gates", "text", "data", "model", "decode", "train",
-         "evaluate", "runtime", "export", "publish", "cli"]
-TORCH_FREE = ("nmt/text", "nmt/runtime", "nmt/publish")
+         "evaluate", "runtime", "export", "serve", "publish", "cli"]
+TORCH_FREE = ("nmt/text", "nmt/runtime", "nmt/serve", "nmt/publish")
 
 
 def _part(module: str) -> str:

@@ -59,3 +59,17 @@ class Finished:
     def best(self) -> list[list[int]]:
         """The highest-scoring hypothesis of each sentence ([] if none finished)."""
         return [max(h, key=lambda x: x[0])[1] if h else [] for h in self.hyps]
+
+    def ranked(self, n: int) -> list[list[list[int]]]:
+        """Up to `n` hypotheses of each sentence, best first (equal scores: the one finished
+        first, as `best` picks it), duplicates left out: the n-best list."""
+        out = []
+        for h in self.hyps:
+            ranked: list[list[int]] = []
+            for _, ids in sorted(h, key=lambda x: -x[0]):
+                if len(ranked) == n:
+                    break
+                if ids not in ranked:
+                    ranked.append(ids)
+            out.append(ranked)
+        return out

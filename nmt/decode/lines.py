@@ -14,6 +14,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from nmt.config.evaluate import DEFAULT_DECODING
 from nmt.text.detokenizer import Detokenizer
@@ -67,21 +68,40 @@ class LineTranslator(ABC):
             ids = ids[: self.max_source - 1] + ids[-1:]
         return ids
 
+    def decode_batch_n(self, sources: list[list[int]], n: int) -> list[list[list[int]]]:
+        """Up to `n` outputs per source, best first. Here the one `decode_batch` finds (greedy
+        keeps no alternatives); a translator whose search keeps its beam's n-best list returns
+        that (`nmt.runtime.translator.OnnxTranslator`)."""
+        return [[hyp] for hyp in self.decode_batch(sources)]
+
     def search(self, lines: Sequence[str], progress: Progress | None = None, first_line: int = 1
                ) -> list[tuple[list[int], list[int]] | None]:
         """(source ids, output ids) per input line; None for an empty line. `first_line`: the
         number of `lines[0]` in the input, for warnings."""
+        return self._searched(lines, self.decode_batch, progress, first_line)
+
+    def _searched(self, lines: Sequence[str], decode: Callable[[list[list[int]]], list[Any]],
+                  progress: Progress | None, first_line: int) -> list[tuple[list[int], Any] | None]:
+        """(source ids, what `decode` made of them) per input line, None for an empty line: lines
+        tokenized, cut to the model, sorted by length and decoded `batch_size` at a time."""
         sources = {i: self.source_ids(tokens, line=first_line + i)
                    for i, (tokens, _) in enumerate(self.tokenize(lines)) if tokens}
-        out: list[tuple[list[int], list[int]] | None] = [None] * len(lines)
+        out: list[tuple[list[int], Any] | None] = [None] * len(lines)
         order = sorted(sources, key=lambda i: len(sources[i]))
         for start in range(0, len(order), self.batch_size):
             rows = order[start:start + self.batch_size]
-            for i, hyp in zip(rows, self.decode_batch([sources[i] for i in rows])):
+            for i, hyp in zip(rows, decode([sources[i] for i in rows])):
                 out[i] = (sources[i], hyp)
             if progress is not None:
                 progress(len(rows))
         return out
+
+    def translate_n(self, lines: Sequence[str], n: int, first_line: int = 1) -> list[list[str]]:
+        """Up to `n` distinct translations per input line, best first, the first being `translate`'s
+        (the n-best list of the beam; one with greedy search); [] for an empty line."""
+        searched = self._searched(lines, lambda sources: self.decode_batch_n(sources, n), None, first_line)
+        return [[] if r is None else list(dict.fromkeys(self.detokenizer(self.vocabs.output_tokens(h)) for h in r[1]))
+                for r in searched]
 
     def translate_tokens(self, lines: Sequence[str], progress: Progress | None = None,
                          first_line: int = 1) -> list[list[str]]:

@@ -79,6 +79,19 @@ def greedy(backend: Backend, src: Array, max_extra: int = 50) -> list[list[int]]
 def beam_search(backend: Backend, src: Array, beam_size: int = 4, alpha: float = 0.6,
                 max_extra: int = 50) -> list[list[int]]:
     """Beam search of a (B, S) int64 source batch -> the best id list per sentence."""
+    return _beam(backend, src, beam_size, alpha, max_extra).best()
+
+
+def beam_search_n(backend: Backend, src: Array, n: int, beam_size: int = 4, alpha: float = 0.6,
+                  max_extra: int = 50) -> list[list[list[int]]]:
+    """Beam search of a (B, S) int64 source batch -> up to `n` (<= beam_size) id lists per
+    sentence, best first: the n-best list of the same search (its first is `beam_search`'s)."""
+    if not 1 <= n <= beam_size:
+        raise ValueError(f"n-best of {n} from a beam of {beam_size}: expected 1 <= n <= beam size")
+    return _beam(backend, src, beam_size, alpha, max_extra).ranked(n)
+
+
+def _beam(backend: Backend, src: Array, beam_size: int, alpha: float, max_extra: int) -> Finished:
     B, K = src.shape[0], beam_size
     limit = _limits(backend, src, max_extra)
     backend.encode(src)
@@ -111,4 +124,4 @@ def beam_search(backend: Backend, src: Array, beam_size: int = 4, alpha: float =
         prefix = np.concatenate([np.take_along_axis(prefix[go_on], beams_kept[:, :, None], axis=1),
                                  cont_toks[go_on, :, None]], axis=2)
         alive, scores, tokens = alive[go_on], cont_scores[go_on], cont_toks[go_on].astype(np.int64)
-    return finished.best()
+    return finished

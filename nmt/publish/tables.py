@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nmt.publish import benches, reports
+from nmt.publish import benches, reports, serving
 from nmt.publish.sources import Sources
 
 BLOCKS: dict[str, Callable[[Sources], str]] = {
@@ -23,6 +23,7 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "decode-speed": benches.decode_speed,
     "subwords": benches.subwords,
     "scale": benches.scale,
+    "serve-load": serving.serve_load,
 }
 
 __all__ = ["BLOCKS", "Sources"]

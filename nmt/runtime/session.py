@@ -116,3 +116,7 @@ class OnnxModel:
 
     def beam_search(self, src: np.ndarray, beam_size: int, alpha: float, max_extra: int = 50) -> list[list[int]]:
         return search.beam_search(self, src, beam_size, alpha, max_extra)
+
+    def beam_search_n(self, src: np.ndarray, n: int, beam_size: int, alpha: float,
+                      max_extra: int = 50) -> list[list[list[int]]]:
+        return search.beam_search_n(self, src, n, beam_size, alpha, max_extra)

@@ -58,3 +58,9 @@ class OnnxTranslator(LineTranslator):
         if self.beam_size == 1:
             return self.model.greedy(src, self.max_extra)
         return self.model.beam_search(src, self.beam_size, self.alpha, self.max_extra)
+
+    def decode_batch_n(self, sources: list[list[int]], n: int) -> list[list[list[int]]]:
+        if self.beam_size == 1 or n == 1:
+            return super().decode_batch_n(sources, n)
+        return self.model.beam_search_n(pad_batch(sources), min(n, self.beam_size), self.beam_size, self.alpha,
+                                        self.max_extra)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import shutil
@@ -26,6 +25,7 @@ from nmt.evaluate.scoring import bleu_by_length, corpus_scores, sentence_bleu
 from nmt.evaluate.stage import EvaluatePaths, evaluate_stage
 from nmt.gates.gate import Gate
 from nmt.train.stage import TrainPaths, train_stage
+from support.browser import FLAGS, chromium
 from support.corpus import ROOT
 from support.train import binarized, copy_corpus, tiny_train, write_split
 
@@ -235,25 +235,9 @@ def test_sentence_bleu_and_length_buckets() -> None:
 
 # --- the report in a real browser -----------------------------------------------------------
 
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--allow-file-access-from-files", "--virtual-time-budget=5000")
-
-
-def _chromium() -> str:
-    found = os.environ.get("NMT_CHROMIUM") or next(
-        (p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p), None)
-    if found is None:
-        message = "headless Chromium not found (Debian: apt-get install chromium; or set NMT_CHROMIUM)"
-        if os.environ.get("NMT_REQUIRE_BROWSER"):  # .ci/run installs it and sets this
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
-
-
 def _render(page: Path, profile: Path) -> str:
     """The DOM after the page loaded in headless Chromium (scripts run, images fetched)."""
-    proc = subprocess.run([_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom",
+    proc = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}", "--dump-dom",
                            page.resolve().as_uri()], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout

@@ -206,3 +206,26 @@ def test_a_failed_cuda_library_preload_is_logged_and_not_fatal(monkeypatch: pyte
     assert len(failed) == 1, caplog.text
     assert "OSError: libcudnn.so.9: cannot open shared object file" in failed[0].getMessage()
     assert failed[0].exc_info is not None and failed[0].exc_info[0] is OSError
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_the_n_best_list_starts_with_the_translation(package: Path, beam_size: int) -> None:
+    """`translate_n`: the beam's finished hypotheses, best first, distinct; the first is `translate`'s
+    (LibreTranslate's `alternatives` in `nmt serve`). Greedy search keeps one."""
+    lines = _lines()
+    t = OnnxTranslator.from_dir(package, device="cpu", beam_size=beam_size, alpha=0.6, batch_size=4)
+    best, ranked = t.translate(lines), t.translate_n(lines, 3)
+    assert [r[0] if r else "" for r in ranked] == best
+    assert ranked[3] == [] and ranked[4] == []  # empty lines
+    assert all(len(set(r)) == len(r) for r in ranked)  # distinct texts
+    counts = {len(r) for r in ranked if r}
+    assert counts == {1} if beam_size == 1 else max(counts) == 3
+
+
+def test_beam_search_n_ranks_by_the_length_penalised_score() -> None:
+    from nmt.decode.hypotheses import Finished
+
+    f = Finished(batch=2, beam_size=3, alpha=0.0)
+    f.hyps[0] = [(-2.0, [5]), (-1.0, [6, 7]), (-1.0, [8]), (-3.0, [6, 7])]
+    assert f.ranked(3) == [[[6, 7], [8], [5]], []]  # ties: the first finished; duplicates once
+    assert f.ranked(1)[0][0] == f.best()[0]

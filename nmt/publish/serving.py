@@ -1,0 +1,66 @@
+"""docs/serving.md's measured table: `bench/serve_load.py`'s `bench/results/serve.json`.
+
+Until the load test has run on this machine there is no source, and the block says so (naming
+the command that writes it) instead of failing the stage: the server ships before its first
+full load test, and no figure is printed without a source.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nmt.publish.sources import Sources, measured, pct, table
+
+NAME = "serve"
+THRESHOLDS = "the issue's acceptance ratios"
+
+
+def _ms(value: Any) -> str:
+    return "" if value is None else f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+
+
+def serve_load(s: Sources) -> str:
+    if not (s.bench / f"{NAME}.json").is_file():
+        return ("Not measured on this machine yet: `python bench/serve_load.py` writes `bench/results/serve.json` "
+                "and `dvc repro publish` renders its table here.\n\nSource: `bench/results/serve.json` (not written "
+                "yet).")
+    r = s.result(NAME)
+    res = r["results"]
+    off = res["offline"]
+    rows = [[st["step"], st["offered"], f"{st['requests_per_s']:.1f}", f"{st['sentences_per_s']:.1f}",
+             *(_ms(st["latency_ms"][q]) for q in ("p50", "p95", "p99", "max")),
+             ", ".join(f"{k}: {v}" for k, v in st["statuses"].items()),
+             "" if st["mean_batch"] is None else f"{st['mean_batch']:.1f}", f"{st['server_cpu']:.2f}",
+             f"{st['rss_mib']['max']:.0f}"] for st in res["steps"]]
+    c = res["criteria"]
+    parity = res["parity"]
+    bleu = (f"; sacreBLEU served {parity['sacrebleu_served']:.2f}, offline {parity['sacrebleu_offline']:.2f}"
+            if "sacrebleu_served" in parity else "")
+    checks = [
+        ["32 clients: served / offline batch 32 (random order)", f"**{c['served_32_over_offline_batch32']:.2f}x**",
+         f"mean batch {c['mean_batch_32_clients']}"],
+        ["1 client: p50 minus offline batch-1 p50", f"{c['p50_1_client_minus_offline_p50_ms']:.1f} ms",
+         f"allowed {c['p50_allowed_ms']:.1f} ms (max-wait + 5)"],
+        ["1 client: p99 / (1.5 x offline p99 + 15 ms)", f"{c['p99_1_client_over_allowed']:.2f}", "at most 1"],
+        ["2x overload: goodput / 32 clients", f"{c['goodput_2x_over_32_clients']:.2f}x",
+         f"503s p99 {_ms(c['rejected_p99_ms_2x'])} ms; other 5xx {c['other_5xx_2x']}; "
+         f"RSS {c['rss_2x_over_32_clients']:.2f}x"],
+        ["SIGTERM under 32 clients", f"{c['sigterm_failed']} failed", f"exit status {c['sigterm_exit_code']}"],
+        ["reload under 32 clients", f"{c['reload_failed']} failed",
+         f"{pct(c['reload_after_switch_from_new'])} of later requests from the new model"],
+        [f"{res['precision']}: served output identical to offline", pct(c["parity_identical"]),
+         f"{parity['sentences']} sentences{bleu}"],
+    ]
+    if "soak_errors" in c:
+        checks.append(["soak at 0.7x capacity", f"{c['soak_errors']} errors", f"RSS growth {pct(c['soak_rss_growth'])}"])
+    return "\n".join([
+        f"`{res['model']}` ({res['precision']}, beam {off['beam_size']}), `{res['split']}`, {res['sentences']} sentences, "
+        f"steps of {res['step_s']:g} s{', smoke run' if res['smoke'] else ''}; server options: "
+        f"`{res['serve_options'] or 'the defaults'}`. Offline, same package, same run: batch 1 p50 "
+        f"{_ms(off['batch1']['p50_ms'])} ms / p99 {_ms(off['batch1']['p99_ms'])} ms, batch 32 in random order "
+        f"{off['batch32_random_sentences_per_s']:.1f} sentences/s, batch 64 length-sorted "
+        f"{off['batch64_sorted_sentences_per_s']:.1f} sentences/s.", "",
+        table(["step", "offered", "requests/s", "sentences/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "statuses",
+               "mean batch", "server CPU", "RSS MiB"], rows, "llrrrrrrlrrr"), "",
+        f"Against {THRESHOLDS}:", "", table(["check", "measured", "detail"], checks, "lrl"), "",
+        measured(r, NAME)])

@@ -1,0 +1,287 @@
+"""The routes: LibreTranslate's API, our health, model and metrics endpoints, reload, the demo page.
+
+`build_app(state)` returns the Starlette application over a `ServeState` (the config, the
+engine, the batcher, the metrics, the keys). The event loop only parses, admits and answers:
+splitting runs on a text thread, decoding on the batcher's inference threads, loading on a
+worker thread. A translate request is admitted whole or refused at once, and waits for its
+sentences until they are all translated, its client goes away (its queued sentences are then
+dropped) or `--request-timeout` passes (504).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from nmt.errors import NmtError
+from nmt.serve.batcher import Batcher, Job
+from nmt.serve.config import ServeConfig
+from nmt.serve.engine import Engine, ReloadBusy
+from nmt.serve.limits import KeyCheck, check_admin
+from nmt.serve.metrics import Metrics
+from nmt.serve.page import PAGE
+from nmt.serve.protocol import (HttpError, fields, languages_answer, parse_translate, read_body, translate_answer)
+from nmt.serve.sentences import Segmented, SentenceSplitter
+
+log = logging.getLogger("nmt.serve")
+GENERATION = "X-Nmt-Model-Generation"  # response header: the generation of the model that translated
+ROUTES = ("/", "/translate", "/languages", "/health", "/livez", "/readyz", "/v1/model", "/metrics", "/admin/reload")
+
+
+@dataclass
+class ServeState:
+    """Everything the routes share. `ready`: warmed up and not draining; `in_flight`: admitted
+    translate requests not yet answered (the drain waits for them)."""
+
+    config: ServeConfig
+    engine: Engine
+    batcher: Batcher
+    metrics: Metrics
+    keys: KeyCheck
+    text_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-text"))
+    ready: bool = False
+    draining: bool = False
+    in_flight: int = 0
+    _splitters: threading.local = field(default_factory=threading.local)
+
+    def split(self, texts: list[str], lang: str) -> list[Segmented]:
+        """On the text thread: every text cut into sentences (one spaCy splitter per language)."""
+        splitter = getattr(self._splitters, lang, None)
+        if splitter is None:
+            splitter = SentenceSplitter(lang)
+            setattr(self._splitters, lang, splitter)
+        return [splitter.split(t) for t in texts]
+
+    def begin_drain(self) -> None:
+        """Refuse new work and say not ready; what was admitted goes on."""
+        if not self.draining:
+            log.info("draining: %d requests in flight, %d sentences queued", self.in_flight, len(self.batcher.queue))
+        self.draining = self.batcher.draining = True
+        self.ready = False
+
+    async def reload(self, path: Path | None) -> dict[str, Any]:
+        """Load and switch to `path` (default: the served folder) off the loop; `NmtError` if refused."""
+        loop = asyncio.get_running_loop()
+        try:
+            model = await loop.run_in_executor(None, self.engine.reload, path)
+        except ReloadBusy:
+            raise
+        except NmtError as exc:
+            self.metrics.reloads.labels("refused").inc()
+            log.error("reload refused, still serving %s: %s", self.engine.current.path, exc)
+            raise
+        self.metrics.reloads.labels("ok").inc()
+        described = model.describe()
+        self.metrics.set_model(described)
+        return described
+
+
+def _state(request: Request) -> ServeState:
+    return request.app.state.serve
+
+
+async def _client_gone(request: Request) -> None:
+    """Returns when the client disconnects (the body has been read: only a disconnect can come)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _wait(request: Request, job: Job, timeout_s: float) -> list[str]:
+    gone = asyncio.ensure_future(_client_gone(request))
+    try:
+        done, _ = await asyncio.wait({job.future, gone}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+    if job.future.done():
+        return job.future.result()  # the translations, or the HttpError of its batch
+    job.close()  # its sentences still queued are dropped before decoding
+    if gone in done:
+        raise HttpError(499, "the client closed the connection", "disconnected")
+    raise HttpError(504, f"not translated within --request-timeout ({timeout_s:g} s); the server is busy: retry "
+                         "later, or send fewer texts per request", "request_timeout")
+
+
+def alternative_texts(seg: Segmented, hyps: list[list[str]], wanted: int) -> list[str]:
+    """Up to `wanted` other translations of a text: the j-th takes each sentence's j-th hypothesis
+    (its best where it has fewer), as LibreTranslate combines a text's alternatives; only texts
+    that differ from the translation and from each other."""
+    best = seg.join([h[0] for h in hyps])
+    out: list[str] = []
+    for j in range(1, 1 + max((len(h) for h in hyps), default=1)):
+        text = seg.join([h[j] if j < len(h) else h[0] for h in hyps])
+        if text != best and text not in out:
+            out.append(text)
+    return out[:wanted]
+
+
+async def translate(request: Request) -> Response:
+    state = _state(request)
+    cfg = state.config
+    if state.draining:
+        raise HttpError(503, "the server is shutting down; send the request to another instance", "draining", 1)
+    body = await read_body(request, cfg.max_body_bytes)
+    model = state.engine.current
+    call = parse_translate(await fields(request, body), model.languages, cfg.max_texts, cfg.max_chars)
+    state.keys.check(call.api_key, call.chars, time.monotonic())
+    loop = asyncio.get_running_loop()
+    src = model.languages[0]
+    segmented = await loop.run_in_executor(state.text_pool, state.split, call.texts, src)
+    job = state.batcher.submit([s for seg in segmented for s in seg.sentences], n=1 + call.alternatives)
+    state.in_flight += 1
+    state.metrics.in_flight.set(state.in_flight)
+    try:
+        translated = await _wait(request, job, cfg.request_timeout_s)
+    finally:
+        state.in_flight -= 1
+        state.metrics.in_flight.set(state.in_flight)
+    texts, alternatives, start = [], [], 0
+    for seg in segmented:
+        hyps = translated[start:start + len(seg.parts) // 2]  # per sentence, best first
+        start += len(hyps)
+        texts.append(seg.join([h[0] for h in hyps]))
+        alternatives.append(alternative_texts(seg, hyps, call.alternatives))
+    return JSONResponse(translate_answer(call, texts, alternatives, src), headers={GENERATION: str(job.generation)})
+
+
+async def reload(request: Request) -> Response:
+    state = _state(request)
+    check_admin(request.headers.get("authorization"), state.config.admin_token)
+    body = await read_body(request, 65536)
+    try:
+        data = json.loads(body) if body.strip() else {}
+        path = data.get("model")
+    except (ValueError, AttributeError):
+        raise HttpError(400, 'Invalid request: the body must be empty or {"model": "FOLDER"}', "bad_request") from None
+    try:
+        described = await state.reload(Path(path) if path else None)
+    except ReloadBusy as exc:
+        raise HttpError(409, str(exc), "bad_request") from None
+    except NmtError as exc:
+        raise HttpError(422, f"reload refused, the previous model keeps serving: {exc}", "bad_request") from None
+    return JSONResponse({"status": "reloaded", "model": described})
+
+
+async def page(request: Request) -> Response:
+    return HTMLResponse(PAGE)
+
+
+async def languages(request: Request) -> Response:
+    return JSONResponse(languages_answer(_state(request).engine.current.languages))
+
+
+async def alive(request: Request) -> Response:
+    """/health (LibreTranslate's) and /livez: the process answers."""
+    return JSONResponse({"status": "ok"})
+
+
+async def readyz(request: Request) -> Response:
+    state = _state(request)
+    if state.ready:
+        return JSONResponse({"status": "ready"})
+    return JSONResponse({"status": "draining" if state.draining else "warming up"}, status_code=503)
+
+
+async def model_card(request: Request) -> Response:
+    model = _state(request).engine.current
+    return JSONResponse({"served": model.describe(), "card": model.card})
+
+
+async def metrics(request: Request) -> Response:
+    state = _state(request)
+    state.metrics.queue_depth.set(len(state.batcher.queue))
+    return Response(state.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, HttpError):
+        _state(request).metrics.reject(exc.reason)
+        return exc.response()
+    assert isinstance(exc, HTTPException)
+    _state(request).metrics.reject("not_found" if exc.status_code in (404, 405) else "bad_request")
+    return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+
+
+class Timing:
+    """Pure ASGI middleware: the request-duration histogram (route, status) and the optional
+    access log line (method, path without the query string, which may hold an api key)."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics, access_log: bool) -> None:
+        self.app, self.metrics, self.access_log = app, metrics, access_log
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started, status = time.monotonic(), [500]
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            took = time.monotonic() - started
+            route = scope["path"] if scope["path"] in ROUTES else "other"
+            self.metrics.request_seconds.labels(route, str(status[0])).observe(took)
+            if self.access_log:
+                log.info("%s %s %d %.1f ms", scope["method"], scope["path"], status[0], took * 1000)
+
+
+def build_app(state: ServeState) -> Starlette:
+    """The application; its lifespan starts the inference threads and stops them at shutdown."""
+    cfg = state.config
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        def warmed() -> None:
+            state.ready = not state.draining
+            log.info("ready: %s (%s) on %d decoder thread(s)", state.engine.current.path,
+                     state.engine.current.engine, cfg.decoders)
+
+        state.metrics.set_model(state.engine.current.describe())
+        state.batcher.start(asyncio.get_running_loop(), warmed)
+        yield
+        state.begin_drain()
+        state.batcher.stop()
+        await asyncio.get_running_loop().run_in_executor(None, state.batcher.join)
+        state.text_pool.shutdown(wait=False)
+
+    routes = [
+        Route("/", page),
+        Route("/translate", translate, methods=["GET", "POST"]),
+        Route("/languages", languages),
+        Route("/health", alive),
+        Route("/livez", alive),
+        Route("/readyz", readyz),
+        Route("/v1/model", model_card),
+        Route("/metrics", metrics),
+        Route("/admin/reload", reload, methods=["POST"]),
+    ]
+    middleware = [Middleware(Timing, metrics=state.metrics, access_log=cfg.access_log)]
+    if cfg.cors_origins:
+        middleware.append(Middleware(CORSMiddleware, allow_origins=list(cfg.cors_origins),
+                                     allow_methods=["GET", "POST"], allow_headers=["Content-Type", "Authorization"]))
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
+                    exception_handlers={HttpError: _http_error, HTTPException: _http_error})
+    app.state.serve = state
+    return app

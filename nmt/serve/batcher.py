@@ -1,0 +1,230 @@
+"""Dynamic batching at the sentence level: one bounded queue, inference threads that drain it.
+
+A request's sentences enter the queue together or not at all (`submit`: 503 with Retry-After
+when they do not all fit, or while draining). Each inference thread takes the oldest sentences,
+up to `max_batch`, waiting at most `max_wait` after the first of them was queued for more to
+arrive; drops those whose request is gone (client disconnected, timed out, or another batch of
+it failed); fails those that waited longer than `queue_timeout` (503); sorts the rest by length,
+decodes them as one batch with its own translator (`Engine.translator`), and hands every result
+back to the event loop in one callback. A batch that raises fails every request in it, so no
+request waits for a sentence that will never come. Decoding settings are the model's (the
+card's): every batch is decoded the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from nmt.serve.engine import WARM_UP, Engine
+from nmt.serve.metrics import Metrics
+from nmt.serve.protocol import HttpError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class Job:
+    """One request's sentences: their translations as they come, and the future the request awaits."""
+
+    future: asyncio.Future  # per sentence in order, its translations best first; or an HttpError
+    results: list[list[str] | None]
+    left: int  # sentences not yet translated
+    n: int = 1  # translations wanted per sentence: 1 + the alternatives asked for
+    generation: int = 0  # the newest model generation that decoded any of its sentences
+    closed: bool = False  # the request is gone: its sentences still queued are dropped
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@dataclass(eq=False, slots=True)
+class Item:
+    job: Job
+    index: int  # place in its request
+    text: str
+    queued_at: float = field(default_factory=time.monotonic)
+
+
+class Batcher:
+    """The queue and its inference threads. `submit` and the results' callbacks run on the event
+    loop; `_work` runs on the threads."""
+
+    def __init__(self, engine: Engine, metrics: Metrics, *, max_batch: int, max_wait_s: float, max_queue: int,
+                 queue_timeout_s: float, decoders: int) -> None:
+        self.engine, self.metrics = engine, metrics
+        self.max_batch, self.max_wait_s, self.max_queue = max_batch, max_wait_s, max_queue
+        self.queue_timeout_s, self.decoders = queue_timeout_s, decoders
+        self.queue: deque[Item] = deque()
+        self.ready = threading.Condition()
+        self.threads: list[threading.Thread] = []
+        self.stopping = self.draining = False
+        self.rate = 0.0  # sentences/s recently (moving average), for Retry-After
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.on_ready: Callable[[], None] | None = None
+        self.warmed = 0  # threads that have decoded their warm-up sentence
+
+    # --- the event loop's side ------------------------------------------------------------------
+
+    def start(self, loop: asyncio.AbstractEventLoop, on_ready: Callable[[], None] | None = None) -> None:
+        """Start the inference threads; each decodes a warm-up sentence first, and `on_ready` runs
+        on the loop once all have (sentences submitted meanwhile wait in the queue)."""
+        self.loop, self.on_ready = loop, on_ready
+        for i in range(self.decoders):
+            thread = threading.Thread(target=self._work, name=f"nmt-decoder-{i}", daemon=True)
+            thread.start()
+            self.threads.append(thread)
+
+    def retry_after(self, extra: int = 0) -> int:
+        """Seconds until the queue (plus `extra` sentences) is likely through, 1 to 60."""
+        depth = len(self.queue) + extra
+        return max(1, min(60, math.ceil(depth / self.rate))) if self.rate > 0 else 1
+
+    def submit(self, texts: Sequence[str], n: int = 1) -> Job:
+        """Queue all of `texts` as one job wanting up to `n` translations of each (the beam's n-best
+        list), or raise a 503 `HttpError` (queue full, draining)."""
+        assert self.loop is not None, "Batcher.start() first"
+        if self.draining or self.stopping:
+            raise HttpError(503, "the server is shutting down; send the request to another instance",
+                            "draining", retry_after=1)
+        job = Job(self.loop.create_future(), [None] * len(texts), len(texts), n=n)
+        if not texts:
+            job.future.set_result([])
+            return job
+        with self.ready:
+            if len(self.queue) + len(texts) > self.max_queue:
+                raise HttpError(503, f"the queue is full ({len(self.queue)} of {self.max_queue} sentences queued, "
+                                     f"this request has {len(texts)}); retry later", "queue_full",
+                                retry_after=self.retry_after(len(texts)))
+            self.queue.extend(Item(job, i, text) for i, text in enumerate(texts))
+            self.metrics.queue_depth.set(len(self.queue))
+            self.ready.notify_all()
+        return job
+
+    def _deliver(self, items: list[Item], outputs: Sequence[list[str] | HttpError], generation: int = 0) -> None:
+        """On the event loop: each sentence's translation (or error) to its job."""
+        for item, out in zip(items, outputs):
+            job = item.job
+            if job.future.done():
+                continue
+            job.generation = max(job.generation, generation)
+            if isinstance(out, HttpError):
+                job.close()
+                job.future.set_exception(out)
+                continue
+            job.results[item.index] = out[:job.n]
+            job.left -= 1
+            if job.left == 0:
+                job.future.set_result(job.results)
+
+    def stop(self) -> None:
+        """On the loop: the threads stop after their current batch; what is still queued fails with 503."""
+        with self.ready:
+            self.stopping = True
+            left = list(self.queue)
+            self.queue.clear()
+            self.ready.notify_all()
+        if left and self.loop is not None:
+            error = HttpError(503, "the server stopped before translating this request", "draining")
+            self._deliver(left, [error] * len(left))
+
+    def join(self, timeout_s: float = 10.0) -> None:
+        """Wait for the threads to end (blocks: off the loop)."""
+        for thread in self.threads:
+            thread.join(timeout_s)
+
+    # --- the inference threads' side ------------------------------------------------------------
+
+    def _take(self) -> list[Item] | None:
+        """The next batch: up to `max_batch` of the oldest sentences, after waiting at most
+        `max_wait` from the first one's arrival for the batch to fill; None when stopping."""
+        with self.ready:
+            while True:
+                while not self.queue and not self.stopping:
+                    self.ready.wait()
+                if self.stopping:
+                    return None
+                deadline = self.queue[0].queued_at + self.max_wait_s
+                while self.queue and len(self.queue) < self.max_batch and not self.stopping:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self.ready.wait(left)
+                if self.queue and not self.stopping:  # another thread may have taken them meanwhile
+                    batch = [self.queue.popleft() for _ in range(min(self.max_batch, len(self.queue)))]
+                    self.metrics.queue_depth.set(len(self.queue))
+                    return batch
+
+    def _work(self) -> None:
+        try:
+            self.translate([WARM_UP])
+        except Exception:  # the first batch will fail too, and say why to its requests
+            log.exception("inference thread: the warm-up sentence failed")
+        with self.ready:
+            self.warmed += 1
+            if self.warmed == self.decoders and self.on_ready is not None:
+                self._call(self.on_ready)
+        while (batch := self._take()) is not None:
+            try:
+                self._decode(batch)
+            except Exception:  # never let a thread die: the next batch may well work
+                log.exception("inference thread: unexpected error")
+
+    def _decode(self, batch: list[Item]) -> None:
+        now = time.monotonic()
+        live = [item for item in batch if not item.job.closed]
+        if len(live) < len(batch):
+            self.metrics.dropped.inc(len(batch) - len(live))
+        stale = [item for item in live if now - item.queued_at > self.queue_timeout_s]
+        if stale:
+            error = HttpError(503, f"waited longer than --queue-timeout ({self.queue_timeout_s:g} s) in the queue; "
+                                   "the server is overloaded, retry later", "queue_timeout", retry_after=self.retry_after())
+            self._send(stale, [error] * len(stale))
+            live = [item for item in live if now - item.queued_at <= self.queue_timeout_s]
+        if not live:
+            return
+        for item in live:
+            self.metrics.queue_wait_seconds.observe(now - item.queued_at)
+        try:
+            # n only changes what is read off the same search: the batch is decoded alike for every request
+            n = max(item.job.n for item in live)
+            outputs: list[list[str] | HttpError] = list(self.translate([item.text for item in live], n))
+        except Exception as exc:
+            log.exception("a batch of %d sentences failed", len(live))
+            error = HttpError(500, f"translation failed ({type(exc).__name__}: {exc}); the server log has the details",
+                              "batch_failed")
+            outputs = [error] * len(live)
+        else:
+            took = time.monotonic() - now
+            self.metrics.batch_seconds.observe(took)
+            self.metrics.batch_size.observe(len(live))
+            self.metrics.sentences.inc(len(live))
+            self.rate = 0.8 * self.rate + 0.2 * len(live) / max(took, 1e-3) if self.rate else len(live) / max(took, 1e-3)
+        self._send(live, outputs, self.engine.thread_generation())
+
+    def _send(self, items: list[Item], outputs: Sequence[list[str] | HttpError], generation: int = 0) -> None:
+        self._call(self._deliver, items, outputs, generation)
+
+    def _call(self, func: Callable[..., None], *args: object) -> None:
+        """Run `func(*args)` on the event loop, if it still runs."""
+        if self.loop is not None and not self.loop.is_closed():
+            try:
+                self.loop.call_soon_threadsafe(func, *args)
+            except RuntimeError:  # the loop closed meanwhile: nobody is waiting any more
+                pass
+
+    def translate(self, texts: list[str], n: int = 1) -> list[list[str]]:
+        """One batch, text to text, on this thread's translator: up to `n` translations per text,
+        best first. `LineTranslator.translate` (or `translate_n`: the same search, its n-best list
+        read off too) tokenizes, sorts by length, decodes and detokenizes; its batch size is
+        `max_batch`, so the batch is decoded as one."""
+        _, translator = self.engine.translator()
+        if n > 1:
+            return translator.translate_n(texts, n)
+        return [[text] for text in translator.translate(texts)]

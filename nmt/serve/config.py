@@ -1,0 +1,129 @@
+"""The knobs of `nmt serve`: one frozen dataclass, its checks, and its command-line options.
+
+Each field carries its help text; `add_arguments()` turns every field into an option
+(`--max-batch` for `max_batch`) whose help states the default, so `nmt serve --help`, the
+dataclass and docs/serving.md say the same thing. `ServeConfig.__post_init__` rejects values
+that cannot work with a `ConfigError` naming the option and what it takes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nmt.errors import ConfigError
+
+ADMIN_TOKEN_ENV = "NMT_SERVE_ADMIN_TOKEN"  # the admin token, when not given on the command line
+
+
+def knob(default: Any, help: str) -> Any:
+    """A field with its default and its option's help text."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """What `nmt serve` serves and how; the defaults are the command's."""
+
+    # the package: an ONNX export (models/onnx) or a CTranslate2 model folder (models/ct2)
+    model: Path = knob(Path("models/onnx"), "model folder: the ONNX package (export stage, or `dvc artifacts get "
+                                            "... --stage prod`) or the CTranslate2 model (models/ct2)")
+    # use the package's int8 graphs (ONNX) or int8 compute (CTranslate2)
+    int8: bool = knob(False, "decode with the int8 graphs (ONNX) / int8 compute (CTranslate2)")
+    # interface to listen on; 127.0.0.1 keeps it on this machine
+    host: str = knob("127.0.0.1", "interface to listen on (0.0.0.0: every interface; put a proxy with TLS in front)")
+    # TCP port
+    port: int = knob(5000, "TCP port (LibreTranslate's default)")
+    # decoders side by side, each on its own inference thread with its own per-batch state
+    decoders: int = knob(1, "decoders side by side, each on its own inference thread, all fed by the one queue")
+    # ONNX Runtime intra-op threads (CTranslate2: intra threads) of each decoder; 0: the library's choice
+    threads: int = knob(0, "CPU threads inside each decoder (0: the library's default, every core)")
+    # most sentences decoded together
+    max_batch: int = knob(64, "most sentences decoded together in one batch")
+    # how long a batch waits for more sentences after its first arrived
+    max_wait_ms: float = knob(5.0, "how long the first queued sentence waits for others to join its batch, ms")
+    # queued sentences; a request whose sentences do not all fit is answered 503 at once
+    max_queue: int = knob(512, "sentences the queue holds; a request that does not fit gets 503 with Retry-After")
+    # a sentence that waited longer than this in the queue is not decoded: its request gets 503
+    queue_timeout_s: float = knob(10.0, "a sentence queued longer than this is not decoded: 503, seconds")
+    # a request not answered within this gets 504 (its queued sentences are dropped)
+    request_timeout_s: float = knob(30.0, "a request not answered within this gets 504, seconds")
+    # texts per request (a list `q`)
+    max_texts: int = knob(128, "texts in one request (a list q); more: 413")
+    # characters per text
+    max_chars: int = knob(5000, "characters in one text; longer: 413")
+    # bytes per request body
+    max_body_bytes: int = knob(1_048_576, "bytes in one request body; more: 413")
+    # on SIGTERM, how long accepted requests may take to finish before the server exits anyway
+    drain_timeout_s: float = knob(30.0, "on SIGTERM, time for accepted requests to finish, seconds")
+    # the token POST /admin/reload needs (Authorization: Bearer ...); none: reload over HTTP is off
+    admin_token: str | None = knob(None, f"token for POST /admin/reload (Authorization: Bearer TOKEN); also "
+                                         f"${ADMIN_TOKEN_ENV}; unset: the endpoint is off (SIGHUP still reloads)")
+    # JSON file {key: {"requests_per_minute": n, "chars_per_request": n}}; given, every request needs a key
+    api_keys: Path | None = knob(None, "JSON file of api keys, {\"KEY\": {\"requests_per_minute\": N, "
+                                       "\"chars_per_request\": N}}; given, api_key is required (403)")
+    # a key's requests per minute when its entry sets none; 0: no limit
+    req_limit: int = knob(0, "requests per minute of a key whose entry sets none; 0: no limit (429)")
+    # a key's characters per request when its entry sets none; 0: no limit
+    char_limit: int = knob(0, "characters per request of a key whose entry sets none; 0: no limit (429)")
+    # origins allowed to call from a browser (CORS); empty: CORS off
+    cors_origins: tuple[str, ...] = knob((), "comma-separated origins allowed to call from browsers (CORS), or *; "
+                                             "unset: CORS off")
+    # one log line per request (method, path without query, status, ms); keys are never logged
+    access_log: bool = knob(False, "log one line per request: method, path (no query string), status, ms")
+
+    def __post_init__(self) -> None:
+        def need(ok: bool, option: str, what: str) -> None:
+            if not ok:
+                raise ConfigError(f"{_flag(option)} {getattr(self, option)}: {what}")
+
+        need(0 <= self.port <= 65535, "port", "must be 0 to 65535")
+        need(self.decoders >= 1, "decoders", "must be >= 1")
+        need(self.threads >= 0, "threads", "must be >= 0 (0: the library's default)")
+        need(self.max_batch >= 1, "max_batch", "must be >= 1")
+        need(self.max_wait_ms >= 0, "max_wait_ms", "must be >= 0 (0: decode what is queued at once)")
+        need(self.max_queue >= self.max_batch, "max_queue", f"must be >= --max-batch ({self.max_batch})")
+        for option in ("queue_timeout_s", "request_timeout_s", "drain_timeout_s"):
+            need(getattr(self, option) > 0, option, "must be > 0 seconds")
+        for option in ("max_texts", "max_chars", "max_body_bytes"):
+            need(getattr(self, option) >= 1, option, "must be >= 1")
+        for option in ("req_limit", "char_limit"):
+            need(getattr(self, option) >= 0, option, "must be >= 0 (0: no limit)")
+        need(self.admin_token is None or len(self.admin_token) >= 16, "admin_token",
+             "must be at least 16 characters (e.g. `openssl rand -hex 16`)")
+
+    @property
+    def max_wait_s(self) -> float:
+        return self.max_wait_ms / 1000.0
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-").removesuffix("-s")
+
+
+def _shown(default: Any) -> Any:
+    return "unset" if default is None or default == () else "off" if default is False else default
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """One option per field, its help ending with the default."""
+    for f in dataclasses.fields(ServeConfig):
+        flag, help_ = _flag(f.name), f"{f.metadata['help']} (default: {_shown(f.default)})"
+        if f.default is False:
+            parser.add_argument(flag, dest=f.name, action="store_true", help=help_)
+            continue
+        kind = {"model": Path, "api_keys": Path, "admin_token": str, "cors_origins": str}.get(f.name, type(f.default))
+        parser.add_argument(flag, dest=f.name, type=kind, default="" if f.name == "cors_origins" else f.default,
+                            metavar=flag[2:].upper().replace("-", "_"), help=help_)
+
+
+def from_args(args: argparse.Namespace) -> ServeConfig:
+    """The config the options give; the admin token falls back to $NMT_SERVE_ADMIN_TOKEN."""
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(ServeConfig)}
+    given["cors_origins"] = tuple(o.strip() for o in given["cors_origins"].split(",") if o.strip())
+    given["admin_token"] = given["admin_token"] or os.environ.get(ADMIN_TOKEN_ENV) or None
+    return ServeConfig(**given)

@@ -1,0 +1,55 @@
+"""The server's Prometheus metrics (`GET /metrics`), in a registry of its own.
+
+No label names a client, a key or a text: routes, status codes and rejection reasons only, so
+the series stay few. The mean batch size is `nmt_serve_batch_size_sum / _count`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, generate_latest
+
+LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+BATCH = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128)
+# why a request was not translated
+REASONS = ("bad_request", "too_large", "forbidden", "rate_limited", "queue_full", "queue_timeout", "request_timeout",
+           "draining", "batch_failed", "disconnected", "not_found")
+
+
+class Metrics:
+    """Every metric the server exports."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.request_seconds = Histogram("nmt_serve_request_duration_seconds", "time from request to response",
+                                         ["route", "status"], buckets=LATENCY, registry=r)
+        self.queue_wait_seconds = Histogram("nmt_serve_queue_wait_seconds", "time a sentence waited in the queue",
+                                            buckets=LATENCY, registry=r)
+        self.batch_seconds = Histogram("nmt_serve_batch_duration_seconds", "time to decode one batch",
+                                       buckets=LATENCY, registry=r)
+        self.batch_size = Histogram("nmt_serve_batch_size", "sentences per decoded batch", buckets=BATCH, registry=r)
+        self.queue_depth = Gauge("nmt_serve_queue_depth", "sentences waiting in the queue", registry=r)
+        self.in_flight = Gauge("nmt_serve_requests_in_flight", "admitted translate requests not yet answered",
+                               registry=r)
+        self.sentences = Counter("nmt_serve_sentences", "sentences translated", registry=r)
+        self.rejections = Counter("nmt_serve_rejections", "requests answered with an error, by reason", ["reason"],
+                                  registry=r)
+        self.dropped = Counter("nmt_serve_sentences_dropped", "queued sentences not decoded because their request "
+                               "was gone (client disconnected, request timed out, or failed)", registry=r)
+        self.reloads = Counter("nmt_serve_reloads", "model reloads, by outcome", ["outcome"], registry=r)
+        self.model = Info("nmt_serve_model", "the model being served", registry=r)
+        for reason in REASONS:
+            self.rejections.labels(reason)
+        for outcome in ("ok", "refused"):
+            self.reloads.labels(outcome)
+
+    def set_model(self, described: dict[str, Any]) -> None:
+        self.model.info({k: str(described[k]) for k in ("path", "engine", "int8", "generation", "sha256")})
+
+    def reject(self, reason: str, n: int = 1) -> None:
+        self.rejections.labels(reason).inc(n)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,129 @@
+"""`nmt serve`: load, bind, run uvicorn; drain on SIGTERM, reload on SIGHUP.
+
+Everything a user can get wrong (the model folder, the keys file, a port in use) is checked
+before the server starts and reported in one line. Then one uvicorn process serves the app.
+SIGTERM (or Ctrl-C) drains: /readyz turns 503 and new translate requests get 503 while the
+server keeps listening; once every admitted request is answered (or `--drain-timeout` passed)
+uvicorn shuts down and the process exits 0. A second signal stops at once. SIGHUP reloads the
+model folder as POST /admin/reload does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import socket
+import threading
+import time
+from types import FrameType
+
+import uvicorn
+
+from nmt.errors import DataError
+from nmt.serve.app import ServeState, build_app
+from nmt.serve.batcher import Batcher
+from nmt.serve.config import ServeConfig
+from nmt.serve.engine import Engine, Model, load_model
+from nmt.serve.limits import KeyCheck, load_keys
+from nmt.serve.metrics import Metrics
+
+log = logging.getLogger("nmt.serve")
+DRAIN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def make_state(config: ServeConfig, model: Model) -> ServeState:
+    """The shared state over a loaded model: engine, batcher, metrics, keys."""
+    engine = Engine(model, int8=config.int8, threads=config.threads, decoders=config.decoders,
+                    max_batch=config.max_batch)
+    metrics = Metrics()
+    batcher = Batcher(engine, metrics, max_batch=config.max_batch, max_wait_s=config.max_wait_s,
+                      max_queue=config.max_queue, queue_timeout_s=config.queue_timeout_s, decoders=config.decoders)
+    keys = KeyCheck(load_keys(config.api_keys, config.req_limit, config.char_limit) if config.api_keys else None)
+    return ServeState(config, engine, batcher, metrics, keys)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port, or a `DataError` saying why not."""
+    try:
+        family, kind, proto = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)[0][:3]
+        # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on such sockets, and without it a
+        # keep-alive response waits ~40 ms for the client's delayed ACK (Nagle)
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise DataError(f"--host {host}: cannot listen there ({exc}); use an address of this machine") from None
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise DataError(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc}); pick another port, or "
+                        "stop what is listening there") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+class DrainingServer(uvicorn.Server):
+    """uvicorn, with SIGTERM / Ctrl-C draining the server first and SIGHUP reloading the model."""
+
+    def __init__(self, config: uvicorn.Config, state: ServeState) -> None:
+        super().__init__(config)
+        self.state = state
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.drain_begun = False
+        self.drain_task: asyncio.Task | None = None
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        self.loop = asyncio.get_running_loop()
+        if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGHUP"):
+            self.loop.add_signal_handler(signal.SIGHUP, lambda: self.loop.create_task(self._reload()))
+        await super().serve(sockets)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if sig in DRAIN_SIGNALS and not self.drain_begun and self.loop is not None and not self.should_exit:
+            self.drain_begun = True
+            log.info("%s: draining (up to --drain-timeout %g s), then exiting", signal.Signals(sig).name,
+                     self.state.config.drain_timeout_s)
+            self.loop.call_soon_threadsafe(self.drain)
+            return
+        super().handle_exit(sig, frame)  # a second signal: uvicorn stops now
+
+    def drain(self) -> None:
+        """On the loop: refuse new work, then exit once what was admitted is answered."""
+        self.state.begin_drain()
+        self.drain_task = asyncio.ensure_future(self._drain())
+
+    async def _drain(self) -> None:
+        state = self.state
+        deadline = time.monotonic() + state.config.drain_timeout_s
+        while (state.in_flight or state.batcher.queue) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        if state.in_flight:
+            log.warning("--drain-timeout passed with %d requests unanswered; they get 503", state.in_flight)
+        else:
+            log.info("drained: every admitted request was answered")
+        self.should_exit = True
+
+    async def _reload(self) -> None:
+        log.info("SIGHUP: reloading %s", self.state.engine.current.path)
+        try:
+            await self.state.reload(None)
+        except Exception as exc:  # logged by reload(); the old model keeps serving
+            log.debug("SIGHUP reload failed: %s", exc)
+
+
+def uvicorn_config(state: ServeState) -> uvicorn.Config:
+    return uvicorn.Config(build_app(state), log_config=None, access_log=False, lifespan="on", loop="asyncio",
+                          timeout_graceful_shutdown=5, server_header=False)
+
+
+def serve(config: ServeConfig) -> None:
+    """Check everything, then serve until drained (SIGTERM) or stopped."""
+    model = load_model(config.model, int8=config.int8, threads=config.threads, decoders=config.decoders,
+                       max_batch=config.max_batch)
+    state = make_state(config, model)
+    sock = bind(config.host, config.port)
+    host, port = sock.getsockname()[:2]
+    log.info("serving %s (%s%s) on http://%s:%d; /readyz answers 200 once warmed up", model.path, model.engine,
+             ", int8" if model.int8 else "", host, port)
+    DrainingServer(uvicorn_config(state), state).run(sockets=[sock])
