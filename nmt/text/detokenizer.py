@@ -69,42 +69,54 @@ class Detokenizer:
 class GlueCounts:
     """What `Detokenizer.learn` counts, as a fold: `add` sentences, `update` with the counts of
     other shards (sums, so the order does not matter), then `learn`. The binarize stage counts
-    the training targets shard by shard on its workers and learns once from the sum."""
+    the training targets shard by shard on its workers and learns once from the sum. `add` hands
+    whole lists to `Counter.update` (counted in C); only a sentence that repeats a token walks it
+    token by token, for the odd / even occurrences of quotes."""
 
     def __init__(self) -> None:
         self.pair_total: Counter[tuple[str, str]] = Counter()  # adjacent token pairs
         self.pair_glued: Counter[tuple[str, str]] = Counter()  # ... with no whitespace between them
-        self.opening: Counter[tuple[str, str]] = Counter()  # (token, what) over odd occurrences in a sentence
-        self.closing: Counter[tuple[str, str]] = Counter()  # (token, what) over even occurrences
+        self.odd: Counter[str] = Counter()  # a token's odd occurrences in a sentence (1st, 3rd, ...)
+        self.odd_glued: Counter[str] = Counter()  # ... glued to the next token
+        self.odd_glued_left: Counter[str] = Counter()  # ... glued to the previous token (hyphens do, quotes don't)
+        self.even: Counter[str] = Counter()  # its even occurrences (2nd, 4th, ...)
+        self.even_glued: Counter[str] = Counter()  # ... glued to the previous token
+
+    def counters(self) -> tuple[Counter, ...]:
+        return (self.pair_total, self.pair_glued, self.odd, self.odd_glued, self.odd_glued_left, self.even,
+                self.even_glued)
 
     def add(self, tokens: list[str], flags: str) -> None:
         """One sentence's tokens and whitespace flags ("0": glued to the next token)."""
-        opening, closing = self.opening, self.closing
+        pairs = list(zip(tokens, tokens[1:]))
+        self.pair_total.update(pairs)
+        self.pair_glued.update([p for p, f in zip(pairs, flags) if f == "0"])
+        if len(set(tokens)) == len(tokens):  # every occurrence is a first one: odd
+            self.odd.update(tokens)
+            self.odd_glued.update([t for t, f in zip(tokens[:-1], flags) if f == "0"])
+            self.odd_glued_left.update([t for t, f in zip(tokens[1:], flags) if f == "0"])
+            return
         seen: Counter[str] = Counter()
-        for i, (tok, f) in enumerate(zip(tokens, flags)):
+        for i, tok in enumerate(tokens):
             seen[tok] += 1
+            glued_left = i > 0 and flags[i - 1] == "0"
             if seen[tok] % 2:  # odd occurrence: does it glue to the next token?
-                opening[tok, "n"] += 1
-                opening[tok, "glued"] += f == "0" and i + 1 < len(tokens)
-                opening[tok, "glued_left"] += i > 0 and flags[i - 1] == "0"  # hyphens do, quotes don't
+                self.odd[tok] += 1
+                self.odd_glued[tok] += flags[i] == "0" and i + 1 < len(tokens)
+                self.odd_glued_left[tok] += glued_left
             else:  # even occurrence: does it glue to the previous one?
-                closing[tok, "n"] += 1
-                closing[tok, "glued"] += i > 0 and flags[i - 1] == "0"
-        for a, b, f in zip(tokens, tokens[1:], flags):
-            self.pair_total[a, b] += 1
-            self.pair_glued[a, b] += f == "0"
+                self.even[tok] += 1
+                self.even_glued[tok] += glued_left
 
     def update(self, other: GlueCounts) -> None:
-        for mine, theirs in ((self.pair_total, other.pair_total), (self.pair_glued, other.pair_glued),
-                             (self.opening, other.opening), (self.closing, other.closing)):
+        for mine, theirs in zip(self.counters(), other.counters()):
             mine.update(theirs)
 
     def learn(self, min_count: int = 2) -> Detokenizer:
         """The detokenizer these counts teach (module docstring)."""
-        pair_total, pair_glued, opening, closing = self.pair_total, self.pair_glued, self.opening, self.closing
-        paired = {t for (t, k), n in closing.items() if k == "n" and n >= min_count
-                  and closing[t, "glued"] * 2 > n and opening[t, "glued"] * 2 > opening[t, "n"]
-                  and opening[t, "glued_left"] * 2 < opening[t, "n"]}
+        pair_total, pair_glued = self.pair_total, self.pair_glued
+        paired = {t for t, n in self.even.items() if n >= min_count and self.even_glued[t] * 2 > n
+                  and self.odd_glued[t] * 2 > self.odd[t] and self.odd_glued_left[t] * 2 < self.odd[t]}
 
         def majority(position: int, skip: set[str]) -> set[str]:
             total, glued = Counter(), Counter()

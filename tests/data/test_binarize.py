@@ -160,3 +160,18 @@ def test_the_cli_reads_no_params_section(tmp_path: Path) -> None:
     assert binarize.main(argv) == 0
     assert (tmp_path / "bin" / "manifest.json").is_file() and (tmp_path / "reports" / "binarize.json").is_file()
     assert binarize.main([*argv[:5], str(tmp_path / "missing"), *argv[6:]]) == 1  # one line, no traceback
+
+
+def test_the_detokenizer_is_learned_from_the_first_glue_sentences_targets(pipeline, tmp_path: Path,
+                                                                         monkeypatch) -> None:
+    """Bounded on any corpus: only the first GLUE_SENTENCES training targets are counted, whatever the
+    shards (7 lines) and workers (2)."""
+    tokens, vocab = pipeline
+    targets = read_tokenized(tokens / "train.en.tsv")
+    monkeypatch.setattr(binarize, "CHUNK_LINES", 7)
+    for cap in (0, 100):
+        monkeypatch.setattr(binarize, "GLUE_SENTENCES", cap)
+        binarize_stage(tokens, vocab, tmp_path / f"bin{cap}", tmp_path / "reports", workers=2)
+        learned = json.loads((tmp_path / f"bin{cap}" / "detokenizer.json").read_text())
+        assert learned == Detokenizer.learn(targets[:cap]).to_dict()
+    assert Detokenizer.learn([]).to_dict() != Detokenizer.learn(targets).to_dict()  # the cap is seen
