@@ -15,7 +15,10 @@ keep-alive on asyncio streams: cheap, so the client takes little of the cores th
 - SIGTERM under 32 clients (a fresh server): every request accepted before the signal must be
   answered 200, and the process must exit 0;
 - reload under 32 clients (POST /admin/reload of the same folder): no failure, and every request
-  sent after the switch answered by the new generation (the X-Nmt-Model-Generation header).
+  sent after the switch answered by the new generation (the X-Nmt-Model-Generation header);
+- `--variants`: other server options (each a fresh server: `--max-wait-ms` values, decoder
+  layouts such as `--decoders 2 --threads 1`), measured at 1 client and 32 clients, which is how
+  the defaults were chosen.
 
 Per step: offered load, requests/s, sentences/s, p50/p95/p99/max latency, status counts, mean
 batch size (from /metrics), server CPU and RSS. The issue's acceptance ratios are computed and
@@ -74,26 +77,33 @@ class Connection:
         body = json.dumps(payload).encode()
         head = [f"POST {path} HTTP/1.1", f"Host: {HOST}", "Content-Type: application/json",
                 f"Content-Length: {len(body)}", *(f"{k}: {v}" for k, v in (headers or {}).items())]
+        message = ("\r\n".join(head) + "\r\n\r\n").encode() + body
         start = time.monotonic()
-        try:
-            if self.writer is None:
-                self.reader, self.writer = await asyncio.open_connection(HOST, self.port)
-            self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
-            status_line = await self.reader.readline()
-            if not status_line:
-                raise ConnectionError("closed")
-            status = int(status_line.split()[1])
-            found: dict[str, str] = {}
-            while (line := await self.reader.readline()) not in (b"\r\n", b""):
-                key, _, value = line.decode("latin-1").partition(":")
-                found[key.strip().lower()] = value.strip()
-            data = await self.reader.readexactly(int(found.get("content-length", "0")))
-            if found.get("connection", "").lower() == "close":
+        for attempt in (1, 2):
+            reused = self.writer is not None
+            try:
+                if self.writer is None:
+                    self.reader, self.writer = await asyncio.open_connection(HOST, self.port)
+                self.writer.write(message)
+                status_line = await self.reader.readline()
+                if not status_line:
+                    raise ConnectionError("closed")
+                status = int(status_line.split()[1])
+                found: dict[str, str] = {}
+                while (line := await self.reader.readline()) not in (b"\r\n", b""):
+                    key, _, value = line.decode("latin-1").partition(":")
+                    found[key.strip().lower()] = value.strip()
+                data = await self.reader.readexactly(int(found.get("content-length", "0")))
+                if found.get("connection", "").lower() == "close":
+                    self.close()
+            except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError, IndexError):
                 self.close()
-        except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError, IndexError):
-            self.close()
-            return Answer(start, 0, (time.monotonic() - start) * 1000)
-        return Answer(start, status, (time.monotonic() - start) * 1000, found.get("x-nmt-model-generation", ""), data)
+                if reused and attempt == 1:  # a keep-alive connection the server closed while idle: as
+                    continue  # HTTP clients do, send once more on a new one (nothing was answered)
+                return Answer(start, 0, (time.monotonic() - start) * 1000)
+            return Answer(start, status, (time.monotonic() - start) * 1000, found.get("x-nmt-model-generation", ""),
+                          data)
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         if self.writer is not None:
@@ -416,6 +426,24 @@ async def run(args: argparse.Namespace, lines: list[str], refs: list[str] | None
             "reload": reload}
 
 
+async def variants(args: argparse.Namespace, lines: list[str], log_dir: Path) -> list[dict[str, Any]]:
+    """Each of `args.variants` (server options) on a fresh server: 1 client and 32 clients."""
+    out = []
+    for k, options in enumerate(args.variants):
+        server = Server(args.model, args.int8, args.threads, [*args.serve.split(), *options.split()],
+                        log_dir / f"serve-variant-{k}.log")
+        try:
+            row: dict[str, Any] = {"options": options}
+            for clients in (1, 32):
+                step = Step(f"{clients} client{'s' if clients > 1 else ''}", options)
+                got = await step.measure(server, closed_loop(step, server.port, lines, clients, args.step_s))
+                row[step.name] = {key: got[key] for key in ("sentences_per_s", "latency_ms", "mean_batch", "statuses")}
+        finally:
+            server.stop()
+        out.append(row)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", type=Path, default=ROOT / "models/onnx", help="package to serve (default: models/onnx)")
@@ -426,6 +454,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=0, help="ONNX Runtime threads, server and offline (default: 0, all)")
     p.add_argument("--serve", default="", help="more `nmt serve` options, e.g. \"--max-wait-ms 2 --max-queue 256\"")
     p.add_argument("--soak-s", type=float, default=600, help="soak at 0.7x capacity, seconds; 0: none (default: 600)")
+    p.add_argument("--variants", nargs="*", default=[], metavar="OPTIONS",
+                   help='other server options to compare at 1 and 32 clients, e.g. "--max-wait-ms 0" '
+                        '"--decoders 2 --threads 1"')
     p.add_argument("--smoke", action="store_true", help="a short run (a minute or two): fewer, shorter steps, no soak")
     p.add_argument("--out", type=Path, default=None, help="write <out>/serve.json (default: bench/results, not for "
                                                           "--smoke)")
@@ -447,6 +478,8 @@ def main(argv: list[str] | None = None) -> int:
     log_dir = Path(os.environ.get("TMPDIR", "/tmp")) / f"serve_load-{os.getpid()}"
     log_dir.mkdir(parents=True, exist_ok=True)
     served = asyncio.run(run(args, lines, refs, off, log_dir))
+    if args.variants:
+        served["variants"] = asyncio.run(variants(args, lines, log_dir))
     from nmt.serve.config import ServeConfig
 
     given = re.search(r"--max-wait-ms[\s=]+(\S+)", args.serve)

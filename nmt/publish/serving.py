@@ -53,6 +53,22 @@ def serve_load(s: Sources) -> str:
     ]
     if "soak_errors" in c:
         checks.append(["soak at 0.7x capacity", f"{c['soak_errors']} errors", f"RSS growth {pct(c['soak_rss_growth'])}"])
+    if (s.bench / f"{NAME}_int8.json").is_file():
+        p8 = s.result(f"{NAME}_int8")["results"]["parity"]
+        checks.append(["int8 (another run): served sacreBLEU against offline",
+                       f"{p8['sacrebleu_served'] - p8['sacrebleu_offline']:+.2f}",
+                       f"served {p8['sacrebleu_served']:.2f}, offline {p8['sacrebleu_offline']:.2f}; "
+                       f"{pct(p8['identical'])} of lines identical (int8 activations are quantized per batch); "
+                       f"source: `bench/results/{NAME}_int8.json`"])
+    extra = []
+    if res.get("variants"):
+        extra = ["Other server options, each on a fresh server (steps of the same length):", "", table(
+            ["options", "1 client p50 ms", "1 client p99 ms", "32 clients sentences/s", "32 clients p50 ms",
+             "mean batch"],
+            [[f"`{v['options']}`", _ms(v["1 client"]["latency_ms"]["p50"]), _ms(v["1 client"]["latency_ms"]["p99"]),
+              f"{v['32 clients']['sentences_per_s']:.1f}", _ms(v["32 clients"]["latency_ms"]["p50"]),
+              "" if v["32 clients"]["mean_batch"] is None else f"{v['32 clients']['mean_batch']:.1f}"]
+             for v in res["variants"]], "lrrrrr"), ""]
     return "\n".join([
         f"`{res['model']}` ({res['precision']}, beam {off['beam_size']}), `{res['split']}`, {res['sentences']} sentences, "
         f"steps of {res['step_s']:g} s{', smoke run' if res['smoke'] else ''}; server options: "
@@ -62,5 +78,5 @@ def serve_load(s: Sources) -> str:
         f"{off['batch64_sorted_sentences_per_s']:.1f} sentences/s.", "",
         table(["step", "offered", "requests/s", "sentences/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "statuses",
                "mean batch", "server CPU", "RSS MiB"], rows, "llrrrrrrlrrr"), "",
-        f"Against {THRESHOLDS}:", "", table(["check", "measured", "detail"], checks, "lrl"), "",
+        f"Against {THRESHOLDS}:", "", table(["check", "measured", "detail"], checks, "lrl"), "", *extra,
         measured(r, NAME)])

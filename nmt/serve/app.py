@@ -143,6 +143,7 @@ async def translate(request: Request) -> Response:
     state.keys.check(call.api_key, call.chars, time.monotonic())
     loop = asyncio.get_running_loop()
     src = model.languages[0]
+    state.batcher.check_room(sum(1 for t in call.texts if t.strip()))  # a text has a sentence at least
     segmented = await loop.run_in_executor(state.text_pool, state.split, call.texts, src)
     job = state.batcher.submit([s for seg in segmented for s in seg.sentences], n=1 + call.alternatives)
     state.in_flight += 1

@@ -86,22 +86,29 @@ class Batcher:
         depth = len(self.queue) + extra
         return max(1, min(60, math.ceil(depth / self.rate))) if self.rate > 0 else 1
 
+    def check_room(self, sentences: int) -> None:
+        """Raise the 503 `HttpError` that `submit` would for `sentences` more sentences (queue full,
+        draining): the app asks first with a lower bound, so an overloaded server refuses a request
+        before it spends time cutting its texts into sentences."""
+        if self.draining or self.stopping:
+            raise HttpError(503, "the server is shutting down; send the request to another instance",
+                            "draining", retry_after=1)
+        if len(self.queue) + sentences > self.max_queue:
+            raise HttpError(503, f"the queue is full ({len(self.queue)} of {self.max_queue} sentences queued, "
+                                 f"this request has {sentences}); retry later", "queue_full",
+                            retry_after=self.retry_after(sentences))
+
     def submit(self, texts: Sequence[str], n: int = 1) -> Job:
         """Queue all of `texts` as one job wanting up to `n` translations of each (the beam's n-best
         list), or raise a 503 `HttpError` (queue full, draining)."""
         assert self.loop is not None, "Batcher.start() first"
-        if self.draining or self.stopping:
-            raise HttpError(503, "the server is shutting down; send the request to another instance",
-                            "draining", retry_after=1)
+        self.check_room(0)
         job = Job(self.loop.create_future(), [None] * len(texts), len(texts), n=n)
         if not texts:
             job.future.set_result([])
             return job
         with self.ready:
-            if len(self.queue) + len(texts) > self.max_queue:
-                raise HttpError(503, f"the queue is full ({len(self.queue)} of {self.max_queue} sentences queued, "
-                                     f"this request has {len(texts)}); retry later", "queue_full",
-                                retry_after=self.retry_after(len(texts)))
+            self.check_room(len(texts))
             self.queue.extend(Item(job, i, text) for i, text in enumerate(texts))
             self.metrics.queue_depth.set(len(self.queue))
             self.ready.notify_all()
@@ -143,14 +150,19 @@ class Batcher:
 
     def _take(self) -> list[Item] | None:
         """The next batch: up to `max_batch` of the oldest sentences, after waiting at most
-        `max_wait` from the first one's arrival for the batch to fill; None when stopping."""
+        `max_wait` for the batch to fill, counted from the later of the first sentence's arrival
+        and this thread's return for work; None when stopping. Counting from the return too
+        keeps closed-loop clients in one batch: without it, the clients answered by one batch
+        re-send just after the next batch (the ones that queued meanwhile) has left, and the
+        two groups alternate for ever at half the batch size."""
+        back = time.monotonic()
         with self.ready:
             while True:
                 while not self.queue and not self.stopping:
                     self.ready.wait()
                 if self.stopping:
                     return None
-                deadline = self.queue[0].queued_at + self.max_wait_s
+                deadline = max(self.queue[0].queued_at, back) + self.max_wait_s
                 while self.queue and len(self.queue) < self.max_batch and not self.stopping:
                     left = deadline - time.monotonic()
                     if left <= 0:
