@@ -58,6 +58,8 @@ bench: install  # after `make repro`: the benches read data/ and models/; then c
 	$(BIN)/python bench/decode_speed.py
 	$(BIN)/python bench/decode_peers.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/serve_load.py --variants "--max-wait-ms 0" "--max-wait-ms 5" "--max-batch 64" "--decoders 2 --threads 1"
+	$(BIN)/python bench/serve_load.py --int8 --soak-s 0
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item publish
 
 clean-venv:

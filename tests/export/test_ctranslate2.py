@@ -6,7 +6,6 @@ import json
 import shutil
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,18 +13,14 @@ import pytest
 from nmt.config.evaluate import Decoding
 from nmt.decode.translator import Translator
 from nmt.errors import DataError, GateError
-from nmt.export.ct2_stage import Ct2Paths, ct2_stage
 from nmt.runtime.ct2 import Ct2Translator
-from support.onnx import SMALL_EXPORT, sentences, validated_dir
+from support.onnx import ct2_folder, sentences
 
 pytest.importorskip("ctranslate2")
 
 
 def _run(root: Path, model_path: Path, out: Path | None = None, **overrides) -> Path:
-    out = out or root / "ct2"
-    ct2_stage(replace(SMALL_EXPORT, **overrides), Decoding(beam_size=4, alpha=1.0),
-              Ct2Paths(model_path, validated_dir(root), out, root / "reports", root / "ctranslate2.json"))
-    return out
+    return ct2_folder(root, model_path, out, **overrides)
 
 
 @pytest.fixture(scope="module")

@@ -161,3 +161,20 @@ def test_cors_is_off_unless_origins_are_given(server: ThreadServer, start) -> No
     cors = start(cors_origins=("http://example.org",))
     r = httpx.options(f"{cors.url}/translate", headers=preflight, timeout=30)
     assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "http://example.org"
+
+
+def test_the_ctranslate2_model_is_served_too(start, model_path: Path, tmp_path_factory: pytest.TempPathFactory
+                                             ) -> None:
+    """`--model models/ct2`: the same API over the torch-free CTranslate2 translator, its output as offline."""
+    pytest.importorskip("ctranslate2")
+    from nmt.runtime.ct2 import Ct2Translator
+    from support.onnx import ct2_folder
+
+    folder = ct2_folder(tmp_path_factory.mktemp("ct2serve"), model_path)
+    server = start(model=folder)
+    lines = sentences(6, seed=5)
+    want = Ct2Translator.from_dir(folder).translate(lines)
+    got = post(server.url, json=ask(lines)).json()
+    assert got == {"translatedText": want}
+    served = httpx.get(f"{server.url}/v1/model", timeout=30).json()["served"]
+    assert served["engine"] == "ct2" and served["path"] == str(folder)

@@ -77,3 +77,13 @@ def shared_package(cache: Path) -> Path:
     if not (out / "model.json").is_file():
         export(cache / "export", model_file(cache))
     return out
+
+
+def ct2_folder(root: Path, model_path: Path, out: Path | None = None, **overrides) -> Path:
+    """The ctranslate2 stage's model folder of `model_path` (beam 4, length penalty 1.0) in `root`."""
+    from nmt.export.ct2_stage import Ct2Paths, ct2_stage
+
+    out = out or root / "ct2"
+    ct2_stage(replace(SMALL_EXPORT, **overrides), Decoding(beam_size=4, alpha=1.0),
+              Ct2Paths(model_path, validated_dir(root), out, root / "reports", root / "ctranslate2.json"))
+    return out
