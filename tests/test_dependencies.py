@@ -16,8 +16,12 @@ from tools import lockfile
 
 FIRST_PARTY = {"nmt", "flows", "support", "tools", "conftest", "bench"}
 # the code that may import a package, and the extras whose packages it may import
-SCOPES = {"nmt": ("pipeline", "runtime", "ct2", "dask"), "flows": ("pipeline",), "bench": ("pipeline", "bench"),
+SCOPES = {"nmt": ("pipeline", "runtime", "ct2", "dask", "serve"), "flows": ("pipeline",), "bench": ("pipeline", "bench"),
           "tests": ("dev",), "tools": ("dev",)}
+
+
+# imported by files that another tool runs, which its users install themselves: not dependencies of ours
+RUN_BY_THEIR_OWN_TOOL = {"locust": "bench/locustfile.py is run by `locust -f`; Locust users have it installed"}
 
 
 def _declared(*extras: str) -> set[str]:
@@ -37,7 +41,7 @@ def _third_party_imports(folder: str) -> dict[str, Path]:
             else:
                 continue
             for top in (n.split(".")[0] for n in names):
-                if top not in sys.stdlib_module_names and top not in FIRST_PARTY:
+                if top not in sys.stdlib_module_names and top not in FIRST_PARTY and top not in RUN_BY_THEIR_OWN_TOOL:
                     found.setdefault(top, path)
     return found
 

@@ -72,7 +72,7 @@ def serve_load(s: Sources) -> str:
     return "\n".join([
         f"`{res['model']}` ({res['precision']}, beam {off['beam_size']}), `{res['split']}`, {res['sentences']} sentences, "
         f"steps of {res['step_s']:g} s{', smoke run' if res['smoke'] else ''}; server options: "
-        f"`{res['serve_options'] or 'the defaults'}`. Offline, same package, same run: batch 1 p50 "
+        f"{'`' + res['serve_options'] + '`' if res['serve_options'] else 'the defaults'}. Offline, same package, same run: batch 1 p50 "
         f"{_ms(off['batch1']['p50_ms'])} ms / p99 {_ms(off['batch1']['p99_ms'])} ms, batch 32 in random order "
         f"{off['batch32_random_sentences_per_s']:.1f} sentences/s, batch 64 length-sorted "
         f"{off['batch64_sorted_sentences_per_s']:.1f} sentences/s.", "",

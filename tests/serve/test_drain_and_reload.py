@@ -176,7 +176,7 @@ def test_sighup_reloads_and_a_damaged_package_is_refused(package: Path, tmp_path
 def test_errors_before_starting_are_one_line(package: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cases = [(["--model", str(tmp_path / "missing")], "--model"),
              (["--model", str(tmp_path)], "model.json: not found"),
-             (["--model", str(package), "--max-queue", "8"], "--max-queue 8: must be >= --max-batch (64)"),
+             (["--model", str(package), "--max-queue", "8"], "--max-queue 8: must be >= --max-batch (32)"),
              (["--model", str(package), "--api-keys", str(tmp_path / "keys.json")], "--api-keys"),
              (["--model", str(package), "--admin-token", "short"], "at least 16 characters")]
     with socket.socket() as busy:
