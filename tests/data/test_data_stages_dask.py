@@ -25,30 +25,6 @@ def clean(mirror: Path, tmp_path: Path) -> tuple[dict, Path]:
     return multi30k_validated(mirror, tmp_path / "clean"), tmp_path / "clean"
 
 
-def test_a_dask_cluster_gives_the_local_output(clean: tuple[dict, Path], tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    corpus, folder = clean
-    monkeypatch.setattr(shards, "SHARD_LINES", 300)  # several shards per file, spread over both workers
-    monkeypatch.delenv(shards.DASK_ENV, raising=False)
-    tokenize_corpus(data_config(corpus), TokenizeConfig(), folder, tmp_path / "local", tmp_path / "r1", None, workers=1)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  host="127.0.0.1") as cluster:
-        monkeypatch.setenv(shards.DASK_ENV, cluster.scheduler_address)
-        seen: list[str] = []
-        submit = distributed.Client.submit
-
-        def recording(self, func, *args, **kwargs):  # type: ignore[no-untyped-def]
-            seen.append(func.__name__)
-            return submit(self, func, *args, **kwargs)
-
-        monkeypatch.setattr(distributed.Client, "submit", recording)
-        tokenize_corpus(data_config(corpus), TokenizeConfig(), folder, tmp_path / "dask", tmp_path / "r2", None,
-                        workers=1)
-    assert seen and set(seen) == {"_run_on_dask"}  # the shards went to the cluster
-    local = {p.name: p.read_bytes() for p in (tmp_path / "local").iterdir()}
-    assert local and {p.name: p.read_bytes() for p in (tmp_path / "dask").iterdir()} == local
-
-
 def test_an_unreachable_scheduler_is_a_one_line_error(clean: tuple[dict, Path], tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     corpus, folder = clean
