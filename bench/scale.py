@@ -16,10 +16,13 @@ memory of the whole process tree (the stage and its workers, RSS summed, sampled
 
 - `first_update_s`: the train stage run to its first update and stopped there (start to exit,
   its validation and model file included: an upper bound of the time to the first update);
+- `resume_first_update_s`: the same run continued for one more update from the checkpoint that
+  one left (loading it, rebuilding the epoch's batches, the update, validation, the model file);
 - `tokens_per_s` (at the first and the last factor): training throughput over
   `--throughput-updates` updates, best of `--throughput-repeats` runs of the train stage;
 - `workers` (at `--workers-factor`): tokenize and binarize with `--workers 1` against the
-  default (every core), wall time each and whether the outputs are byte-identical;
+  default (every core), cold, alternating, best of `--workers-repeats` each, and whether the
+  outputs are byte-identical to the pipeline's;
 - `bpe_learners` (at `--learners-factor`): on the vocab stage's word counts of that corpus, our
   BPE learner against Hugging Face `tokenizers`' BpeTrainer (same `##` continuation pieces, as
   many merges, same min_freq), fed the same counts; the vocab stage's wall time is the row above.
@@ -104,9 +107,11 @@ def scratch_params(updates: int) -> dict[str, Any]:
     return params
 
 
-def write_params(work: Path, updates: int) -> None:
+def write_params(work: Path, updates: int, resume: bool = False) -> None:
+    """params.yaml for `updates` updates; checkpoints removed unless `resume` (then the run continues them)."""
     (work / "params.yaml").write_text(yaml.safe_dump(scratch_params(updates), sort_keys=False), encoding="utf-8")
-    shutil.rmtree(work / "models" / "checkpoints", ignore_errors=True)  # a fresh run, never a resume
+    if not resume:
+        shutil.rmtree(work / "models" / "checkpoints", ignore_errors=True)  # a fresh run
 
 
 def run_measured(cmd: str, cwd: Path, sample_s: float) -> tuple[float, float]:
@@ -142,23 +147,31 @@ def growth(small: dict[str, float], large: dict[str, float], ratio: float) -> di
             "memory_ratio": round(large["peak_mib"] / small["peak_mib"], 2)}
 
 
-def workers_row(work: Path, commands: dict[str, str], sample_s: float, rows: dict, factor: str) -> dict[str, Any]:
-    """tokenize and binarize again with `--workers 1` into other folders: time against the default
-    run's, and whether the files are the same."""
+def workers_row(work: Path, commands: dict[str, str], sample_s: float, factor: str, repeats: int) -> dict[str, Any]:
+    """tokenize and binarize again, cold, with `--workers 1` and with the default (every core) into
+    other folders, alternating, `repeats` times each: the best times, and whether the files equal the
+    pipeline's own (`data/tokens`, `data/bin`)."""
     out: dict[str, Any] = {}
     for stage, output in (("tokenize", "data/tokens"), ("binarize", "data/bin")):
-        one = f"{output}-1worker"
-        cmd = " ".join(commands[stage].split()).replace(f"--out {output}", f"--out {one}") + " --workers 1"
-        if stage == "tokenize":
-            cmd = cmd.replace("--cache-dir .cache/tokenize", "--cache-dir .cache/tokenize-1worker")
-        seconds, peak = run_measured(cmd, work, sample_s)
-        default = rows[stage][factor]["seconds"]
-        same = all((work / one / f.relative_to(work / output)).read_bytes() == f.read_bytes()
-                   for f in (work / output).rglob("*") if f.is_file())
-        out[stage] = {"one_worker_s": round(seconds, 2), "default_s": default, "speedup": round(seconds / default, 2),
-                      "identical": same, "cores": len(os.sched_getaffinity(0))}
-        print(f"{factor:>4}x  {stage:<9} 1 worker {seconds:.1f} s, every core {default:.1f} s: "
-              f"x{seconds / default:.2f}, files {'identical' if same else 'DIFFER'}", flush=True)
+        best: dict[str, float] = {}
+        same = True
+        for _ in range(repeats):
+            for label, flag in (("one_worker_s", " --workers 1"), ("default_s", "")):
+                other = f"{output}-{label}"
+                cmd = " ".join(commands[stage].split()).replace(f"--out {output}", f"--out {other}") + flag
+                if stage == "tokenize":  # cold: a cache of its own, emptied
+                    shutil.rmtree(work / ".cache" / f"tokenize-{label}", ignore_errors=True)
+                    cmd = cmd.replace("--cache-dir .cache/tokenize", f"--cache-dir .cache/tokenize-{label}")
+                shutil.rmtree(work / other, ignore_errors=True)
+                seconds, _ = run_measured(cmd, work, sample_s)
+                best[label] = min(best.get(label, seconds), seconds)
+                same = same and all((work / other / f.relative_to(work / output)).read_bytes() == f.read_bytes()
+                                    for f in (work / output).rglob("*") if f.is_file())
+        one, default = best["one_worker_s"], best["default_s"]
+        out[stage] = {"one_worker_s": round(one, 2), "default_s": round(default, 2), "speedup": round(one / default, 2),
+                      "repeats": repeats, "identical": same, "cores": len(os.sched_getaffinity(0))}
+        print(f"{factor:>4}x  {stage:<9} 1 worker {one:.1f} s, every core {default:.1f} s (best of {repeats} each): "
+              f"x{one / default:.2f}, files {'identical' if same else 'DIFFER'}", flush=True)
     return out
 
 
@@ -228,6 +241,7 @@ def main() -> None:
     p.add_argument("--throughput-updates", type=int, default=60, help="updates of a tokens/s run")
     p.add_argument("--throughput-repeats", type=int, default=3, help="tokens/s runs per factor; the best counts")
     p.add_argument("--workers-factor", type=int, default=32, help="factor of the 1-worker runs (0: none)")
+    p.add_argument("--workers-repeats", type=int, default=2, help="cold runs per worker count at --workers-factor")
     p.add_argument("--learners-factor", type=int, default=32, help="factor of the BPE learner comparison (0: none)")
     p.add_argument("--sample-s", type=float, default=0.05, help="memory sampling interval")
     p.add_argument("--mirror", type=Path, default=os.environ.get("NMT_DATA_MIRROR") or ROOT / "data" / "raw",
@@ -242,7 +256,8 @@ def main() -> None:
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     rows: dict[str, dict[str, dict[str, float]]] = {stage: {} for stage in args.stages}
     pairs: dict[str, int] = {}
-    extra: dict[str, dict[str, Any]] = {"first_update_s": {}, "tokens_per_s": {}, "workers": {}, "bpe_learners": {}}
+    extra: dict[str, dict[str, Any]] = {"first_update_s": {}, "resume_first_update_s": {}, "tokens_per_s": {},
+                                        "workers": {}, "bpe_learners": {}}
     for factor in args.factors:
         f = str(factor)
         with tempfile.TemporaryDirectory(prefix=f"scale{factor}-") as tmp:
@@ -261,12 +276,19 @@ def main() -> None:
                 write_params(work, 1)
                 extra["first_update_s"][f] = round(run_measured(commands["train"], work, args.sample_s)[0], 2)
                 print(f"{factor:>4}x  train to its first update and out: {extra['first_update_s'][f]:.1f} s", flush=True)
+                write_params(work, 2, resume=True)  # update 2 from the checkpoint of update 1
+                extra["resume_first_update_s"][f] = round(run_measured(commands["train"], work, args.sample_s)[0], 2)
+                live = json.loads((work / "reports" / "train" / "live" / "metrics.json").read_text(encoding="utf-8"))
+                if live.get("step") != 2:
+                    raise SystemExit(f"the resumed train run ended at update {live.get('step')}, not 2: it did not resume")
+                print(f"{factor:>4}x  train resumed, to its next update and out: "
+                      f"{extra['resume_first_update_s'][f]:.1f} s", flush=True)
                 if factor in (args.factors[0], args.factors[-1]):
                     extra["tokens_per_s"][f] = throughput(work, commands["train"], args.throughput_updates,
                                                           args.throughput_repeats, args.sample_s)
                     print(f"{factor:>4}x  training {extra['tokens_per_s'][f]['tokens_per_s']:.0f} tokens/s", flush=True)
             if factor == args.workers_factor and {"tokenize", "binarize"} <= set(args.stages):
-                extra["workers"][f] = workers_row(work, commands, args.sample_s, rows, f)
+                extra["workers"][f] = workers_row(work, commands, args.sample_s, f, args.workers_repeats)
             if factor == args.learners_factor and "vocab" in args.stages:
                 langs = tuple(params["data"]["direction"].split("-"))
                 extra["bpe_learners"][f] = bpe_learners(work, params["vocab"]["bpe_merges"], params["vocab"]["min_freq"],

@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import pickle
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -90,20 +91,24 @@ class SideStats:
         self.ids += len(ids)
         self.longest = max(self.longest, int(lengths.max(initial=0)))
         self.empty += int((lengths <= specials).sum())
-        self.max_id = max(self.max_id, int(ids.max(initial=-1)))
+        self.max_id = max(self.max_id, int(ids.max()) if len(ids) else -1)
 
 
 class Numericaliser:
     """Ids of a shard of token lines, as training numericalised them: source ids for the source
     language, target ids for the target language; for the shards of `glue_from` (the training
-    targets) also their `GlueCounts`. One per pool process (the vocabularies load once)."""
+    targets) also their `GlueCounts`, pickled: one bytes object, which the main process keeps as
+    it is until the pool has stopped and only then unpickles and sums (`binarize_splits`), so the
+    many small objects of the counts never sit in its memory beside the workers'. One per pool
+    process (the vocabularies load once)."""
 
     def __init__(self, vocab_dir: str, glue_from: str, glue_sentences: int) -> None:
         vocabs = load_vocabularies(Path(vocab_dir))
         self.encoders = {vocabs.src_lang: vocabs.source_ids, vocabs.tgt_lang: vocabs.target_ids}
+        self.dtype = id_dtype(max(len(vocabs.src), len(vocabs.tgt)))  # the files' own: a quarter of int64 to send
         self.glue_from, self.glue_sentences = glue_from, glue_sentences  # count the glue of its first lines
 
-    def __call__(self, job: ShardJob) -> tuple[np.ndarray, np.ndarray, GlueCounts | None]:
+    def __call__(self, job: ShardJob) -> tuple[np.ndarray, np.ndarray, bytes | None]:
         encode, path = self.encoders[job.lang], Path(job.path)
         learning = job.path == self.glue_from and job.first_line <= self.glue_sentences
         glue = GlueCounts() if learning else None
@@ -114,8 +119,8 @@ class Numericaliser:
             if glue is not None and lineno <= self.glue_sentences:
                 glue.add(tokens, flags)
         lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
-        ids = np.fromiter(itertools.chain.from_iterable(seqs), dtype=np.int64, count=int(lengths.sum()))
-        return ids, lengths, glue
+        ids = np.fromiter(itertools.chain.from_iterable(seqs), dtype=self.dtype, count=int(lengths.sum()))
+        return ids, lengths, None if glue is None else pickle.dumps(glue, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _stream(vocabs: Vocabularies, tokens_dir: Path) -> Iterator[ShardJob | tuple[str, str]]:
@@ -132,7 +137,7 @@ def binarize_splits(vocabs: Vocabularies, vocab_dir: Path, tokens_dir: Path, out
     files are the same whatever the count) into `out_dir`: ({split: {"src": stats, "tgt": stats}},
     the detokenizer learned from the training targets)."""
     langs = {"src": vocabs.src_lang, "tgt": vocabs.tgt_lang}
-    glue = GlueCounts()
+    glue_shards: list[bytes] = []  # the pickled GlueCounts of the first training targets' shards
     glue_from = str(split_file(tokens_dir, "train", vocabs.tgt_lang, SUFFIX))
     stats: dict[str, dict[str, SideStats]] = {split: {} for split in SPLITS}
     writer: IndexedWriter | None = None
@@ -153,13 +158,16 @@ def binarize_splits(vocabs: Vocabularies, vocab_dir: Path, tokens_dir: Path, out
             side_stats.add(ids, lengths, specials)
             writer.add(ids, lengths)
             if shard_glue is not None:
-                glue.update(shard_glue)
+                glue_shards.append(shard_glue)
     finally:
         if writer is not None:
             writer.close()
     for split, sides in stats.items():
         for side, s in sides.items():
             log.info("%s.%s: %d sequences, %d ids", split, langs[side], s.lines, s.ids)
+    glue = GlueCounts()  # summed now that the workers have stopped: the stage's peak is one process's
+    while glue_shards:
+        glue.update(pickle.loads(glue_shards.pop(0)))  # our own workers' bytes
     return stats, glue.learn()
 
 

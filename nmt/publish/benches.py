@@ -182,6 +182,9 @@ def scale(s: Sources) -> str:
     if "first_update_s" in res:
         parts += ["", "The train stage run to its first update and stopped (start to exit, its validation and model "
                       "file included): " + "; ".join(f"{f}x {v:.1f} s" for f, v in res["first_update_s"].items()) + "."]
+    if "resume_first_update_s" in res:
+        parts += ["", "The same run resumed from the checkpoint it left, to its next update and stopped: " + "; ".join(
+            f"{f}x {v:.1f} s" for f, v in res["resume_first_update_s"].items()) + "."]
     if "tokens_per_s" in res:
         tps = res["tokens_per_s"]
         base = tps[first]["tokens_per_s"]
@@ -190,7 +193,8 @@ def scale(s: Sources) -> str:
             f"x{v['tokens_per_s'] / base:.2f} of {first}x)" for f, v in tps.items()) + "."]
     for f, w in res.get("workers", {}).items():
         parts += ["", f"Every core against one worker at {f}x: " + "; ".join(
-            f"{stage} {v['one_worker_s']:.1f} s with 1 worker, {v['default_s']:.1f} s with {v['cores']}: "
+            f"{stage} {v['one_worker_s']:.1f} s with 1 worker, {v['default_s']:.1f} s with {v['cores']}"
+            + (f" (cold, best of {v['repeats']} each)" if "repeats" in v else "") + ": "
             f"x{v['speedup']:.2f}, files {'identical' if v['identical'] else 'different'}" for stage, v in w.items())
             + "."]
     for f, b in res.get("bpe_learners", {}).items():
@@ -203,3 +207,27 @@ def scale(s: Sources) -> str:
                  "; tokenizers not installed.")
         parts += ["", line]
     return "\n".join(parts + ["", measured(r, "scale")])
+
+
+def repro_compare(s: Sources) -> str:
+    """docs/benchmarks.md: `make repro`'s stages up to training, now against the commit before issue 29."""
+    r = s.result("repro_compare")
+    res = r["results"]
+    before, now = res["sides"]["before"], res["sides"]["now"]
+    stages = list(dict.fromkeys([*now["stages"], *before["stages"]]))
+    cell = lambda side, st: f"{side['stages'][st]:.1f}" if st in side["stages"] else "-"  # noqa: E731
+    rows = [[f"`{st}`" + (f" ({res['updates']} updates)" if st == "train" else ""), cell(before, st), cell(now, st)]
+            for st in stages]
+    rows += [["**download to train**", f"**{before['measured_s']:.1f}**", f"**{now['measured_s']:.1f}**"],
+             ["train stage cut to 1 update", f"{before['train_1_update_s']:.1f}", f"{now['train_1_update_s']:.1f}"],
+             ["seconds per update", f"{before['per_update_s']:.3f}", f"{now['per_update_s']:.3f}"],
+             ["training tokens/s", f"{before['tokens_per_s']:.0f}", f"{now['tokens_per_s']:.0f}"],
+             [f"estimate with {res['full_updates']} updates (a full run)", f"{before['full_estimate_s'] / 60:.1f} min",
+              f"{now['full_estimate_s'] / 60:.1f} min"]]
+    return "\n".join([
+        f"Multi30k, every stage from `download` to `train` of each checkout's own `dvc.yaml`, seconds (best of the runs; "
+        f"the sides alternate):", "",
+        table(["stage", f"before issue 29 ({res['against']})", "now"], rows, "lrr"), "",
+        f"Now / before: x{res['ratio_measured']:.2f} as measured, training tokens/s x{res['ratio_tokens_per_s']:.2f}, "
+        f"x{res['ratio_full_estimate']:.2f} for a full-length run (the stages after train did not change).", "",
+        measured(r, "repro_compare")])

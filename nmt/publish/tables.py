@@ -23,6 +23,7 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "decode-speed": benches.decode_speed,
     "subwords": benches.subwords,
     "scale": benches.scale,
+    "repro-compare": benches.repro_compare,
     "serve-load": serving.serve_load,
 }
 

@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+PAIR = "\n"  # joins a token pair into one counter key: no token holds a newline (they come from lines)
+
 
 class Detokenizer:
     def __init__(self, glue_pairs: set[tuple[str, str]], space_pairs: set[tuple[str, str]],
@@ -71,11 +73,13 @@ class GlueCounts:
     other shards (sums, so the order does not matter), then `learn`. The binarize stage counts
     the training targets shard by shard on its workers and learns once from the sum. `add` hands
     whole lists to `Counter.update` (counted in C); only a sentence that repeats a token walks it
-    token by token, for the odd / even occurrences of quotes."""
+    token by token, for the odd / even occurrences of quotes. A pair is counted under one string,
+    "a" + `PAIR` + "b", not a tuple: a third of the objects, which is what keeps the sum of many
+    shards' counts (unpickled, merged, freed) from fragmenting the stage's memory."""
 
     def __init__(self) -> None:
-        self.pair_total: Counter[tuple[str, str]] = Counter()  # adjacent token pairs
-        self.pair_glued: Counter[tuple[str, str]] = Counter()  # ... with no whitespace between them
+        self.pair_total: Counter[str] = Counter()  # adjacent token pairs, "a" PAIR "b"
+        self.pair_glued: Counter[str] = Counter()  # ... with no whitespace between them
         self.odd: Counter[str] = Counter()  # a token's odd occurrences in a sentence (1st, 3rd, ...)
         self.odd_glued: Counter[str] = Counter()  # ... glued to the next token
         self.odd_glued_left: Counter[str] = Counter()  # ... glued to the previous token (hyphens do, quotes don't)
@@ -88,7 +92,7 @@ class GlueCounts:
 
     def add(self, tokens: list[str], flags: str) -> None:
         """One sentence's tokens and whitespace flags ("0": glued to the next token)."""
-        pairs = list(zip(tokens, tokens[1:]))
+        pairs = [a + PAIR + b for a, b in zip(tokens, tokens[1:])]
         self.pair_total.update(pairs)
         self.pair_glued.update([p for p, f in zip(pairs, flags) if f == "0"])
         if len(set(tokens)) == len(tokens):  # every occurrence is a first one: odd
@@ -114,16 +118,17 @@ class GlueCounts:
 
     def learn(self, min_count: int = 2) -> Detokenizer:
         """The detokenizer these counts teach (module docstring)."""
-        pair_total, pair_glued = self.pair_total, self.pair_glued
+        pair_glued = self.pair_glued
+        pair_total = {tuple(key.split(PAIR)): (n, pair_glued[key]) for key, n in self.pair_total.items()}
         paired = {t for t, n in self.even.items() if n >= min_count and self.even_glued[t] * 2 > n
                   and self.odd_glued[t] * 2 > self.odd[t] and self.odd_glued_left[t] * 2 < self.odd[t]}
 
         def majority(position: int, skip: set[str]) -> set[str]:
             total, glued = Counter(), Counter()
-            for pair, n in pair_total.items():
+            for pair, (n, n_glued) in pair_total.items():
                 if pair[1 - position] not in skip:  # the other side must not explain the glue
                     total[pair[position]] += n
-                    glued[pair[position]] += pair_glued[pair]
+                    glued[pair[position]] += n_glued
             return {t for t, n in total.items() if n >= min_count and glued[t] * 2 > n}
 
         glue_before = majority(1, set())  # "." "," "'s": glued to whatever precedes
@@ -131,10 +136,10 @@ class GlueCounts:
         glue_before = majority(1, glue_after)
         fallback = Detokenizer(set(), set(), glue_before, glue_after)
         glue_pairs, space_pairs = set(), set()
-        for pair, n in pair_total.items():
+        for pair, (n, n_glued) in pair_total.items():
             if n < min_count:
                 continue
-            glued = pair_glued[pair] * 2 > n
+            glued = n_glued * 2 > n
             if glued != fallback.glued(*pair):  # store only where the pair overrules the tokens
                 (glue_pairs if glued else space_pairs).add(pair)
         return Detokenizer(glue_pairs, space_pairs, glue_before - paired, glue_after - paired, paired)

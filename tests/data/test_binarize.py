@@ -175,3 +175,24 @@ def test_the_detokenizer_is_learned_from_the_first_glue_sentences_targets(pipeli
         learned = json.loads((tmp_path / f"bin{cap}" / "detokenizer.json").read_text())
         assert learned == Detokenizer.learn(targets[:cap]).to_dict()
     assert Detokenizer.learn([]).to_dict() != Detokenizer.learn(targets).to_dict()  # the cap is seen
+
+
+def test_a_shard_crosses_the_pool_small(pipeline) -> None:
+    """Issue 29 (binarize memory): a worker sends its ids in the files' dtype (not int64) and its
+    glue counts as one pickled bytes object, which the main process sums only after the pool stopped."""
+    import pickle
+
+    from nmt.data.shards import read_shards
+    from nmt.text.detokenizer import GlueCounts
+
+    tokens, vocab = pipeline
+    targets = tokens / "train.en.tsv"
+    numericalise = binarize.Numericaliser(str(vocab), str(targets), 10)
+    job = next(read_shards(targets, "en", 50))
+    ids, lengths, glue = numericalise(job)
+    vocabs = load_vocabularies(vocab)
+    assert ids.dtype == id_dtype(max(len(vocabs.src), len(vocabs.tgt))) == np.uint16
+    assert lengths.sum() == len(ids) and isinstance(glue, bytes)
+    first = Detokenizer.learn(read_tokenized(targets)[:10]).to_dict()
+    assert pickle.loads(glue).learn().to_dict() == first
+    assert isinstance(pickle.loads(glue), GlueCounts)

@@ -212,3 +212,14 @@ def test_the_segmentation_cache_is_bounded_and_changes_no_segmentation(m30k_toke
         assert bounded.segment_token(tok) == unbounded.segment_token(tok)
         sizes.append(len(bounded._cache))
     assert max(sizes) == 50 < len(set(tokens)) == len(unbounded._cache)
+
+
+def test_cached_segmentations_share_their_pieces(m30k_tokens) -> None:
+    """Issue 29 (binarize memory at 32x: 1.61x -> 1.40x of 1x): a piece that many word types end in
+    ("##en", "##s") is one str object in the cache, not one per cached word."""
+    bpe = BPE(learn_merges(word_counts(m30k_tokens["val.de"]), 500))
+    for tok in (t for s in m30k_tokens["test_2016_flickr.de"] for t in s):
+        bpe.segment_token(tok)
+    pieces = [p for seg in bpe._cache.values() for p in seg]
+    assert len(pieces) > 2 * len(set(pieces))  # pieces repeat across word types ...
+    assert len({id(p) for p in pieces}) == len(set(pieces))  # ... and each is held once
