@@ -231,3 +231,22 @@ def repro_compare(s: Sources) -> str:
         f"Now / before: x{res['ratio_measured']:.2f} as measured, training tokens/s x{res['ratio_tokens_per_s']:.2f}, "
         f"x{res['ratio_full_estimate']:.2f} for a full-length run (the stages after train did not change).", "",
         measured(r, "repro_compare")])
+
+
+LEVER_NAMES = {"no-skip-layer-norm-fusion": "ONNX Runtime's SkipLayerNormFusion left out on the CPU"}
+MODE_LABELS = {"greedy": "greedy", "beam4": "beam 4", "shipped": "beam 16 / 2.2 (shipped)"}
+
+
+def decode_levers(s: Sources) -> str:
+    """README and docs/benchmarks.md: what each kept change to the package's decoding bought, at 1 thread."""
+    r = s.result("decode_levers")
+    res = r["results"]
+    rows = [[LEVER_NAMES.get(lever, lever), MODE_LABELS.get(row["mode"], row["mode"]), row["precision"],
+             f"{row['without']:.0f}", f"{row['with']:.0f}", f"**x{row['speedup']:.2f}**",
+             "same" if row["same_output"] else "differs (int8: within its gate)"]
+            for lever, lever_rows in res["levers"].items() for row in lever_rows]
+    return "\n".join([
+        f"The ONNX package at 1 thread, all {res['sentences']} `test_2016_flickr` sentences, sentences/s without and "
+        "with each kept change (each run in a process of its own, alternating):", "",
+        table(["change", "decoding", "precision", "without", "with", "speed-up", "output"], rows, "lllrrrl"), "",
+        measured(r, "decode_levers")])

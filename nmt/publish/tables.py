@@ -17,6 +17,7 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "export-checks": reports.export_checks,
     "decode-peers": benches.decode_peers,
     "decode-peers-summary": benches.decode_peers_summary,
+    "decode-levers": benches.decode_levers,
     "tokenize-cache": benches.tokenize_cache,
     "train-throughput": benches.train_throughput,
     "train-throughput-summary": benches.train_throughput_summary,

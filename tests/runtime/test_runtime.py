@@ -229,3 +229,24 @@ def test_beam_search_n_ranks_by_the_length_penalised_score() -> None:
     f.hyps[0] = [(-2.0, [5]), (-1.0, [6, 7]), (-1.0, [8]), (-3.0, [6, 7])]
     assert f.ranked(3) == [[[6, 7], [8], [5]], []]  # ties: the first finished; duplicates once
     assert f.ranked(1)[0][0] == f.best()[0]
+
+
+def test_cpu_sessions_leave_out_the_slow_skip_layer_norm_fusion(package: Path, tmp_path: Path, monkeypatch) -> None:
+    """Issue 31: on the CPU, SkipLayerNormalization was 5x slower than the Add + LayerNormalization
+    it fuses; the graphs ONNX Runtime runs keep the plain ops."""
+    import onnx
+    import onnxruntime as ort
+
+    from nmt.runtime import session
+
+    real = ort.SessionOptions
+
+    def dumping() -> ort.SessionOptions:  # every session writes the graph it really runs
+        options = real()
+        options.optimized_model_filepath = str(tmp_path / f"optimized-{len(list(tmp_path.iterdir()))}.onnx")
+        return options
+
+    monkeypatch.setattr(ort, "SessionOptions", dumping)
+    session.open_sessions([load_package(package).graph("decoder_step")], device="cpu", threads=1)
+    ops = {node.op_type for f in tmp_path.iterdir() for node in onnx.load(str(f)).graph.node}
+    assert "LayerNormalization" in ops and "SkipLayerNormalization" not in ops
