@@ -88,13 +88,20 @@ class LineTranslator(ABC):
                    for i, (tokens, _) in enumerate(self.tokenize(lines)) if tokens}
         out: list[tuple[list[int], Any] | None] = [None] * len(lines)
         order = sorted(sources, key=lambda i: len(sources[i]))
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start:start + self.batch_size]
-            for i, hyp in zip(rows, decode([sources[i] for i in rows])):
+        batches = [order[start:start + self.batch_size] for start in range(0, len(order), self.batch_size)]
+        decoded = self.map_batches(decode, [[sources[i] for i in rows] for rows in batches])
+        for rows, hyps in zip(batches, decoded):
+            for i, hyp in zip(rows, hyps):
                 out[i] = (sources[i], hyp)
             if progress is not None:
                 progress(len(rows))
         return out
+
+    def map_batches(self, decode: Callable[[list[list[int]]], list[Any]],
+                    batches: list[list[list[int]]]) -> Iterable[list[Any]]:
+        """`decode` of each batch of source ids, in order: here one batch after another; the ONNX
+        runtime with decoder processes (`OnnxTranslator`, `workers`) decodes them side by side."""
+        return map(decode, batches)
 
     def translate_n(self, lines: Sequence[str], n: int, first_line: int = 1) -> list[list[str]]:
         """Up to `n` distinct translations per input line, best first, the first being `translate`'s

@@ -11,13 +11,17 @@ without torch: `pip install "nmt[runtime]"`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from nmt.config.evaluate import Decoding
 from nmt.config.loader import from_dict
 from nmt.decode.lines import LineTranslator
+from nmt.errors import NmtError
 from nmt.runtime.package import Package, load_package
+from nmt.runtime.pool import DecoderPool
 from nmt.runtime.session import OnnxModel
 from nmt.text.detokenizer import Detokenizer
 from nmt.text.tokenizer import make_tokenizer
@@ -30,12 +34,17 @@ class OnnxTranslator(LineTranslator):
 
     package: Package
     model: OnnxModel
+    pool: DecoderPool | None = None  # decoder processes side by side (`workers` > 1), else this process decodes
 
     @classmethod
     def from_dir(cls, path: Path, *, device: str = "auto", threads: int = 0, int8: bool = False,
                  beam_size: int | None = None, alpha: float | None = None, max_extra: int | None = None,
-                 batch_size: int = 64) -> OnnxTranslator:
-        """Load a verified package; decoding options default to the card's."""
+                 batch_size: int = 64, workers: int = 1) -> OnnxTranslator:
+        """Load a verified package; decoding options default to the card's. `workers` > 1 decodes
+        batches in that many processes side by side (`nmt.runtime.pool`), each with `threads`
+        intra-op threads; the output is the same."""
+        if workers < 1:
+            raise NmtError(f"workers={workers}: expected 1 (this process decodes) or more decoder processes")
         package = load_package(path)
         model = OnnxModel(package.graph("encoder", int8), package.graph("decoder_step", int8),
                           package.card["model"]["max_len"], device, threads)
@@ -43,11 +52,16 @@ class OnnxTranslator(LineTranslator):
         decoding = from_dict(Decoding, asdict(package.decoding) | {k: v for k, v in given.items() if v is not None},
                              key="decoding", source="OnnxTranslator.from_dir")
         tok = package.tokenizer
+        pool = None
+        if workers > 1:
+            pool = DecoderPool(cls.from_dir, path, workers, {"device": device, "threads": threads, "int8": int8,
+                                               "beam_size": decoding.beam_size, "alpha": decoding.alpha,
+                                               "max_extra": decoding.max_extra, "batch_size": batch_size})
         return cls(package=package, model=model, vocabs=package.vocabs,
                    tokenize=make_tokenizer(tok["src_lang"], tok["lowercase"]),
                    detokenizer=Detokenizer.from_dict(tok["detokenizer"]),
                    beam_size=decoding.beam_size, alpha=decoding.alpha, max_extra=decoding.max_extra,
-                   batch_size=batch_size)
+                   batch_size=batch_size, pool=pool)
 
     @property
     def max_len(self) -> int:
@@ -58,6 +72,19 @@ class OnnxTranslator(LineTranslator):
         if self.beam_size == 1:
             return self.model.greedy(src, self.max_extra)
         return self.model.beam_search(src, self.beam_size, self.alpha, self.max_extra)
+
+    def map_batches(self, decode: Callable[[list[list[int]]], list[Any]],
+                    batches: list[list[list[int]]]) -> Iterable[list[Any]]:
+        """With decoder processes, `decode_batch` runs in them, side by side, outputs in order."""
+        if self.pool is not None and decode == self.decode_batch:
+            return self.pool.map(batches)
+        return super().map_batches(decode, batches)
+
+    def close(self) -> None:
+        """Stop the decoder processes, if any (they also stop when this process exits)."""
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
 
     def decode_batch_n(self, sources: list[list[int]], n: int) -> list[list[list[int]]]:
         if self.beam_size == 1 or n == 1:

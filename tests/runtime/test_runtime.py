@@ -15,7 +15,7 @@ import pytest
 from nmt.cli import main
 from nmt.config.evaluate import Decoding
 from nmt.decode.translator import Translator
-from nmt.errors import DataError
+from nmt.errors import DataError, NmtError
 from nmt.runtime.package import load_package
 from nmt.runtime.translator import OnnxTranslator
 from support.onnx import sentences
@@ -250,3 +250,38 @@ def test_cpu_sessions_leave_out_the_slow_skip_layer_norm_fusion(package: Path, t
     session.open_sessions([load_package(package).graph("decoder_step")], device="cpu", threads=1)
     ops = {node.op_type for f in tmp_path.iterdir() for node in onnx.load(str(f)).graph.node}
     assert "LayerNormalization" in ops and "SkipLayerNormalization" not in ops
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_decoder_processes_translate_as_one_decoder_does(package: Path, beam_size: int) -> None:
+    """Issue 31, item 1: `workers=2` decodes the batches in two processes of their own, side by
+    side, and the output is line for line what one decoder writes."""
+    import os
+
+    lines = sentences(150, seed=5) + _lines()  # several batches of 16
+    one = OnnxTranslator.from_dir(package, device="cpu", threads=1, beam_size=beam_size, batch_size=16)
+    two = OnnxTranslator.from_dir(package, device="cpu", threads=1, beam_size=beam_size, batch_size=16, workers=2)
+    try:
+        assert two.pool is not None and len(pids := two.pool.pids()) == 2 and os.getpid() not in pids
+        assert two.translate(lines) == one.translate(lines)
+        assert two.translate_n(lines[:5], 2) == one.translate_n(lines[:5], 2)  # n-best: decoded here
+    finally:
+        two.close()
+    with pytest.raises(NmtError, match="workers=0"):
+        OnnxTranslator.from_dir(package, workers=0)
+
+
+def test_cli_translate_with_decoder_processes(package: Path, model_path: Path, tmp_path: Path, capsys) -> None:
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(sentences(40, seed=3)) + "\n\ns5 s5 s6\n")
+    outputs = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"out{workers}.txt"
+        assert main(["translate", "--model", str(package), "--input", str(src), "--output", str(out),
+                     "--threads", "1", "--workers", workers, "--batch-size", "8", "--device", "cpu"]) == 0
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1] and len(outputs[0].split("\n")) == 43
+    assert main(["translate", "--model", str(package), "--input", str(src), "--workers", "0"]) == 1
+    assert "--workers must be >= 1" in capsys.readouterr().err
+    assert main(["translate", "--model", str(model_path), "--input", str(src), "--workers", "2"]) == 1
+    assert "--workers (decoder processes) needs the ONNX package" in capsys.readouterr().err
