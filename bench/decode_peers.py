@@ -5,7 +5,9 @@ package's card: beam 16 / 2.2) and each precision (fp32, int8), every thread lay
 offers on the cores here is timed, and each engine's best layout is compared:
 
 - ONNX package (`models/onnx`, `OnnxTranslator`): one session with 1 thread, one session with
-  2 threads, and 2 sessions with 1 thread each in 2 processes over halves of the input;
+  2 threads, and the runtime's decoder pool (`workers=2`, `nmt translate --workers 2`): 2 decoder
+  processes with 1 thread each, fed the length-sorted batches from one queue, the text side
+  (tokenization, detokenization) in the calling process;
 - CTranslate2 (`models/ct2`, the ctranslate2 stage's conversion of the same weights, int8 by its
   own quantisation at load time): `intra_threads` 1 and 2, and `inter_threads=2` x
   `intra_threads=1` (two replicas side by side) over the whole input with `max_batch_size=64`.
@@ -42,8 +44,8 @@ sys.path.insert(0, str(ROOT))
 from bench.record import RESULTS, write_result  # noqa: E402
 
 BATCH = 64
-# layout name -> (processes, intra threads, CTranslate2 inter threads)
-LAYOUTS = {"1 thread": (1, 1, 1), "2 threads": (1, 2, 1), "2 x 1 thread": (2, 1, 2)}
+# layout name -> (intra threads, decoders side by side: CTranslate2's inter_threads, our runtime's workers)
+LAYOUTS = {"1 thread": (1, 1), "2 threads": (2, 1), "2 x 1 thread": (1, 2)}
 ENGINES = (("onnx", "fp32"), ("ct2", "fp32"), ("onnx", "int8"), ("ct2", "int8"))
 NAMES = {"onnx": "ONNX package", "ct2": "CTranslate2", "torch": "torch"}
 
@@ -64,9 +66,13 @@ def child(spec: dict[str, Any]) -> None:
         run, finish = engine.translate, (lambda out: out)
     elif spec["engine"] == "onnx":
         from nmt.runtime.translator import OnnxTranslator
-        engine = OnnxTranslator.from_dir(Path(spec["model"]), device="cpu", threads=threads,
+        engine = OnnxTranslator.from_dir(Path(spec["model"]), device="cpu", threads=threads, workers=spec["inter"],
                                          int8=spec["precision"] == "int8", beam_size=beam, alpha=alpha)
-        run, finish = engine.translate, (lambda out: out)
+        run = engine.translate
+
+        def finish(out: list[str]) -> list[str]:
+            engine.close()  # the decoder processes, if any
+            return out
     else:
         from nmt.runtime.ct2 import Ct2Translator
         ct2 = Ct2Translator.from_dir(Path(spec["model"]), compute_type="int8" if spec["precision"] == "int8" else "float32",
@@ -95,48 +101,33 @@ def child(spec: dict[str, Any]) -> None:
                                                 "torch_loaded": "torch" in sys.modules}), encoding="utf-8")
 
 
-# --- parent: start the processes of one cell, time them together ----------------------------------
+# --- parent: start the process of one cell, time it -------------------------------------------------
 
 def measure(engine: str, precision: str, layout: str, mode: dict[str, Any], sources: list[str], args: argparse.Namespace,
             tmp: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """One cell: its processes load and warm up, then run each pass together; a pass lasts until
-    the slowest process is done. Returns sentences/s of the best pass, every pass, the outputs."""
-    processes, threads, inter = LAYOUTS[layout]
-    if engine == "ct2":
-        processes = 1
-    else:
-        inter = 1
-    shares = [list(range(i, len(sources), processes)) for i in range(processes)]  # interleaved halves
-    procs = []
-    for i, share in enumerate(shares):
-        (tmp / f"in{i}.json").write_text(json.dumps([sources[j] for j in share]), encoding="utf-8")
-        spec = {"engine": engine, "precision": precision, "beam": mode["beam"], "alpha": mode["alpha"],
-                "threads": threads, "inter": inter, "input": str(tmp / f"in{i}.json"), "output": str(tmp / f"out{i}.json"),
-                "model": str({"torch": args.model, "onnx": args.onnx, "ct2": args.ct2}[engine])}
-        procs.append(subprocess.Popen([sys.executable, __file__, "--child", json.dumps(spec)], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, text=True,
-                                      env={**os.environ, "OMP_NUM_THREADS": str(threads), **(env or {})}))
-    for p in procs:
-        if p.stdout.readline().strip() != "ready":
-            raise SystemExit(f"{engine} {precision} {layout}: the child failed to start (see its error above)")
+    """One cell: its process loads (with its decoder processes or replicas) and warms up, then
+    times each pass. Returns sentences/s of the best pass, every pass, the outputs."""
+    threads, inter = LAYOUTS[layout]  # inter: CTranslate2's replicas, or the ONNX runtime's decoder processes
+    spec = {"engine": engine, "precision": precision, "beam": mode["beam"], "alpha": mode["alpha"], "threads": threads,
+            "inter": 1 if engine == "torch" else inter, "input": str(tmp / "in.json"), "output": str(tmp / "out.json"),
+            "model": str({"torch": args.model, "onnx": args.onnx, "ct2": args.ct2}[engine])}
+    (tmp / "in.json").write_text(json.dumps(sources), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(spec)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "OMP_NUM_THREADS": str(threads), **(env or {})})
+    if proc.stdout.readline().strip() != "ready":
+        raise SystemExit(f"{engine} {precision} {layout}: the child failed to start (see its error above)")
     passes = []
     for _ in range(1 if engine == "torch" else args.repeats):
-        for p in procs:
-            p.stdin.write("go\n")
-            p.stdin.flush()
-        passes.append(max(float(p.stdout.readline()) for p in procs))
-    lines: list[str] = [""] * len(sources)
-    torch_loaded = False
-    for i, p in enumerate(procs):
-        p.stdin.close()
-        if p.wait() != 0:
-            raise SystemExit(f"{engine} {precision} {layout}: the child exited with {p.returncode}")
-        result = json.loads((tmp / f"out{i}.json").read_text(encoding="utf-8"))
-        torch_loaded |= result["torch_loaded"]
-        for j, line in zip(shares[i], result["lines"]):
-            lines[j] = line
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        passes.append(float(proc.stdout.readline()))
+    proc.stdin.close()
+    if proc.wait() != 0:
+        raise SystemExit(f"{engine} {precision} {layout}: the child exited with {proc.returncode}")
+    result = json.loads((tmp / "out.json").read_text(encoding="utf-8"))
     return {"sentences_per_s": round(len(sources) / min(passes), 1), "passes_s": [round(s, 3) for s in passes],
-            "torch_loaded": torch_loaded, "lines": lines}
+            "torch_loaded": result["torch_loaded"], "lines": result["lines"]}
 
 
 def sacrebleu(hypotheses: list[str], references: list[str]) -> float:

@@ -256,8 +256,8 @@ def build_app(state: ServeState) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         def warmed() -> None:
             state.ready = not state.draining
-            log.info("ready: %s (%s) on %d decoder thread(s)", state.engine.current.path,
-                     state.engine.current.engine, cfg.decoders)
+            log.info("ready: %s (%s) on %d decoder thread(s), %d CPU thread(s) each", state.engine.current.path,
+                     state.engine.current.engine, state.batcher.decoders, state.engine.options["threads"])
 
         state.metrics.set_model(state.engine.current.describe())
         state.batcher.start(asyncio.get_running_loop(), warmed)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import sys
 import threading
 import time
 from collections import deque
@@ -27,6 +28,14 @@ from nmt.serve.metrics import Metrics
 from nmt.serve.protocol import HttpError
 
 log = logging.getLogger(__name__)
+
+# How often Python lets another thread take the GIL, while more than one decoder thread runs.
+# Session runs release the GIL, but search and text are Python: by default (5 ms) a decoder
+# whose session run ended waits up to 5 ms for the GIL while another runs Python, so two
+# decoders x 1 thread served 55.6 sentences/s at 32 clients against 90.5 at 0.2 ms (beam 16,
+# fp32, 2 cores; bench/serve_load.py variants, issue 31). The server owns its process; the
+# interval is restored when the threads have stopped.
+SWITCH_INTERVAL_S = 0.0002
 
 
 @dataclass(eq=False)
@@ -69,6 +78,7 @@ class Batcher:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.on_ready: Callable[[], None] | None = None
         self.warmed = 0  # threads that have decoded their warm-up sentence
+        self.switch_interval: float | None = None  # Python's, while lowered for the decoder threads
 
     # --- the event loop's side ------------------------------------------------------------------
 
@@ -76,6 +86,9 @@ class Batcher:
         """Start the inference threads; each decodes a warm-up sentence first, and `on_ready` runs
         on the loop once all have (sentences submitted meanwhile wait in the queue)."""
         self.loop, self.on_ready = loop, on_ready
+        if self.decoders > 1:
+            self.switch_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(SWITCH_INTERVAL_S, self.switch_interval))
         for i in range(self.decoders):
             thread = threading.Thread(target=self._work, name=f"nmt-decoder-{i}", daemon=True)
             thread.start()
@@ -145,6 +158,9 @@ class Batcher:
         """Wait for the threads to end (blocks: off the loop)."""
         for thread in self.threads:
             thread.join(timeout_s)
+        if self.switch_interval is not None and not any(t.is_alive() for t in self.threads):
+            sys.setswitchinterval(self.switch_interval)
+            self.switch_interval = None
 
     # --- the inference threads' side ------------------------------------------------------------
 

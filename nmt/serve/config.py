@@ -38,10 +38,13 @@ class ServeConfig:
     host: str = knob("127.0.0.1", "interface to listen on (0.0.0.0: every interface; put a proxy with TLS in front)")
     # TCP port
     port: int = knob(5000, "TCP port (LibreTranslate's default)")
-    # decoders side by side, each on its own inference thread with its own per-batch state
-    decoders: int = knob(1, "decoders side by side, each on its own inference thread, all fed by the one queue")
-    # ONNX Runtime intra-op threads (CTranslate2: intra threads) of each decoder; 0: the library's choice
-    threads: int = knob(0, "CPU threads inside each decoder (0: the library's default, every core)")
+    # decoders side by side, each on its own inference thread with its own per-batch state; 0: one per core
+    # measured (docs/serving.md, bench/results/serve.json): on 2 cores, 2 decoders x 1 thread serve more
+    # sentences/s at 32 clients than 1 decoder x 2 threads (small matrices split badly over threads)
+    decoders: int = knob(0, "decoders side by side, each on its own inference thread, all fed by the one queue "
+                            "(0: one per CPU core)")
+    # ONNX Runtime intra-op threads (CTranslate2: intra threads) of each decoder; 0: the cores shared out
+    threads: int = knob(0, "CPU threads inside each decoder (0: the CPU cores shared out among the decoders)")
     # most sentences decoded together
     # measured (docs/serving.md, bench/results/serve.json): 32 serves as many sentences/s as 64 at beam 16
     # and holds half the memory under overload (a batch of 64 is 1024 beam rows)
@@ -85,8 +88,8 @@ class ServeConfig:
                 raise ConfigError(f"{_flag(option)} {getattr(self, option)}: {what}")
 
         need(0 <= self.port <= 65535, "port", "must be 0 to 65535")
-        need(self.decoders >= 1, "decoders", "must be >= 1")
-        need(self.threads >= 0, "threads", "must be >= 0 (0: the library's default)")
+        need(self.decoders >= 0, "decoders", "must be >= 0 (0: one per CPU core)")
+        need(self.threads >= 0, "threads", "must be >= 0 (0: the CPU cores shared out among the decoders)")
         need(self.max_batch >= 1, "max_batch", "must be >= 1")
         need(self.max_wait_ms >= 0, "max_wait_ms", "must be >= 0 (0: decode what is queued at once)")
         need(self.max_queue >= self.max_batch, "max_queue", f"must be >= --max-batch ({self.max_batch})")
@@ -102,6 +105,19 @@ class ServeConfig:
     @property
     def max_wait_s(self) -> float:
         return self.max_wait_ms / 1000.0
+
+    def layout(self, cores: int | None = None) -> tuple[int, int]:
+        """(decoders, threads inside each) with 0s resolved for `cores` (default: the CPU cores this
+        process may run on): one decoder per core, the cores shared out among the decoders."""
+        cores = cores or usable_cores()
+        decoders = self.decoders or cores
+        return decoders, self.threads or max(1, cores // decoders)
+
+
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the OS has one)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def _flag(name: str) -> str:

@@ -34,11 +34,11 @@ DRAIN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 def make_state(config: ServeConfig, model: Model) -> ServeState:
     """The shared state over a loaded model: engine, batcher, metrics, keys."""
-    engine = Engine(model, int8=config.int8, threads=config.threads, decoders=config.decoders,
-                    max_batch=config.max_batch)
+    decoders, threads = config.layout()
+    engine = Engine(model, int8=config.int8, threads=threads, decoders=decoders, max_batch=config.max_batch)
     metrics = Metrics()
     batcher = Batcher(engine, metrics, max_batch=config.max_batch, max_wait_s=config.max_wait_s,
-                      max_queue=config.max_queue, queue_timeout_s=config.queue_timeout_s, decoders=config.decoders)
+                      max_queue=config.max_queue, queue_timeout_s=config.queue_timeout_s, decoders=decoders)
     keys = KeyCheck(load_keys(config.api_keys, config.req_limit, config.char_limit) if config.api_keys else None)
     return ServeState(config, engine, batcher, metrics, keys)
 
@@ -119,8 +119,8 @@ def uvicorn_config(state: ServeState) -> uvicorn.Config:
 
 def serve(config: ServeConfig) -> None:
     """Check everything, then serve until drained (SIGTERM) or stopped."""
-    model = load_model(config.model, int8=config.int8, threads=config.threads, decoders=config.decoders,
-                       max_batch=config.max_batch)
+    decoders, threads = config.layout()
+    model = load_model(config.model, int8=config.int8, threads=threads, decoders=decoders, max_batch=config.max_batch)
     state = make_state(config, model)
     sock = bind(config.host, config.port)
     host, port = sock.getsockname()[:2]

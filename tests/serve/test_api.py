@@ -3,6 +3,7 @@ the endpoints beside /translate, against a real uvicorn server on 127.0.0.1 (tes
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -12,6 +13,7 @@ import httpx
 import pytest
 
 from nmt.runtime.translator import OnnxTranslator
+from nmt.serve.batcher import SWITCH_INTERVAL_S
 from support.onnx import sentences
 from support.serve import TOKEN, ThreadServer, ask, config, post
 
@@ -96,6 +98,22 @@ def test_served_output_is_the_offline_output_under_concurrent_requests(server: T
         bulk = pool.submit(post, server.url, json=ask(lines))
         assert bulk.result().json()["translatedText"] == want
     assert got == want
+
+
+def test_decoders_side_by_side_take_short_turns_at_the_gil_and_give_the_default_back(start, offline) -> None:
+    """Two decoder threads over one queue: the same translations; while they run, Python hands the
+    GIL over every SWITCH_INTERVAL_S (search and text hold it between session runs), then its own again."""
+    before = sys.getswitchinterval()
+    assert before > SWITCH_INTERVAL_S
+    server = start(decoders=2)
+    assert server.state.batcher.decoders == 2 and len(server.state.batcher.threads) == 2
+    assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_S)
+    lines = sentences(32, seed=5, hi=12)
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda line: post(server.url, json=ask(line)).json()["translatedText"], lines))
+    assert got == offline(lines)
+    server.close()
+    assert sys.getswitchinterval() == before
 
 
 @pytest.mark.parametrize("body, message", [

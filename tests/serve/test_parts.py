@@ -63,10 +63,20 @@ def test_the_rate_limit_window_slides() -> None:
     ({"max_batch": 0}, "--max-batch 0: must be >= 1"), ({"max_queue": 8}, "--max-queue 8: must be >= --max-batch"),
     ({"max_wait_ms": -1.0}, "--max-wait-ms -1.0"), ({"drain_timeout_s": 0.0}, "--drain-timeout 0.0"),
     ({"port": 70000}, "--port 70000"), ({"admin_token": "short"}, "at least 16 characters"),
+    ({"decoders": -1}, "--decoders -1: must be >= 0"), ({"threads": -2}, "--threads -2: must be >= 0"),
 ])
 def test_options_that_cannot_work_are_refused(overrides: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):
         ServeConfig(**overrides)
+
+
+@pytest.mark.parametrize("decoders, threads, cores, layout", [
+    (0, 0, 2, (2, 1)), (0, 0, 8, (8, 1)), (1, 0, 8, (1, 8)), (3, 0, 8, (3, 2)), (0, 2, 4, (4, 2)), (2, 3, 1, (2, 3)),
+    (5, 0, 2, (5, 1)),
+])
+def test_zeros_give_one_decoder_per_core_and_share_the_cores_out(decoders: int, threads: int, cores: int,
+                                                                 layout: tuple[int, int]) -> None:
+    assert ServeConfig(decoders=decoders, threads=threads).layout(cores) == layout
 
 
 def test_the_docs_list_every_option_with_its_default() -> None:

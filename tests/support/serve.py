@@ -29,7 +29,7 @@ TOKEN = "test-admin-token-0123456789"
 
 def config(package: Path, **overrides: Any) -> ServeConfig:
     """The test server's config: one decoder thread of 1 ONNX thread (these machines are small)."""
-    return replace(ServeConfig(model=package, threads=1, port=0), **overrides)
+    return replace(ServeConfig(model=package, decoders=1, threads=1, port=0), **overrides)
 
 
 def wait_ready(url: str, alive: Any = lambda: True, timeout_s: float = READY_TIMEOUT_S) -> None:
@@ -78,7 +78,8 @@ class ThreadServer:
     """The app under uvicorn in a daemon thread of this process."""
 
     def __init__(self, cfg: ServeConfig) -> None:
-        model = load_model(cfg.model, int8=cfg.int8, threads=cfg.threads, decoders=cfg.decoders,
+        decoders, threads = cfg.layout()
+        model = load_model(cfg.model, int8=cfg.int8, threads=threads, decoders=decoders,
                            max_batch=cfg.max_batch)
         self.state = make_state(cfg, model)
         self.server = DrainingServer(uvicorn_config(self.state), self.state)
