@@ -99,7 +99,7 @@ def open_translator(args: argparse.Namespace) -> LineTranslator:
                         "or pass the exported ONNX package folder (models/onnx)") from None
     if args.int8:
         raise DataError("--int8 needs an ONNX package exported with export.quantize: true (--model models/onnx)")
-    if args.workers != 1:
+    if args.workers > 1:
         raise DataError("--workers (decoder processes) needs the ONNX package (--model models/onnx); a model file "
                         "decodes in this process with --threads")
     if args.threads:
@@ -125,8 +125,9 @@ def translate(args: argparse.Namespace) -> None:
         raise DataError("--batch-size must be >= 1")
     if args.threads < 0:
         raise DataError("--threads must be >= 0 (0: the library's default)")
-    if args.workers < 1:
-        raise DataError("--workers must be >= 1 (1: this process decodes)")
+    if args.workers < 0:
+        raise DataError("--workers must be >= 0 (0: one decoder process per core once the input is large enough; "
+                        "1: this process decodes)")
     check_paths(args.model, args.input, args.output)
     translator = open_translator(args)
     if args.input is None:
@@ -207,9 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where to run: auto = CUDA when it works, else CPU; cuda fails if it does not (default: auto)")
     p.add_argument("--int8", action="store_true", help="ONNX packages: use the int8-quantised graphs")
-    p.add_argument("--workers", type=int, default=1,
-                   help="ONNX packages: decoder processes side by side, each with --threads threads; on a small "
-                        "CPU, --workers N --threads 1 with N cores beats one decoder with N threads (default: 1)")
+    p.add_argument("--workers", type=int, default=0,
+                   help="ONNX packages: decoder processes side by side, each with --threads threads (0: the cores "
+                        "shared out); on a small CPU, N decoders of 1 thread on N cores beat one decoder with N "
+                        "threads. 0: one per core, started once an input is large enough to pay for their start "
+                        "(nmt.runtime.translator.AUTO_SENTENCES); 1: this process decodes "
+                        "(default: 0)")
     p = sub.add_parser("serve", help="serve the ONNX package over HTTP (LibreTranslate's API, dynamic batching)",
                        description="Serve the ONNX package (or the CTranslate2 model) over HTTP with LibreTranslate's "
                                    "API: POST /translate, GET /languages, /health; also /readyz, /livez, /v1/model, "

@@ -11,8 +11,9 @@ without torch: `pip install "nmt[runtime]"`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,21 @@ from nmt.config.loader import from_dict
 from nmt.decode.lines import LineTranslator
 from nmt.errors import NmtError
 from nmt.runtime.package import Package, load_package
-from nmt.runtime.pool import DecoderPool
+from nmt.runtime.pool import DecoderPool, usable_cores
 from nmt.runtime.session import OnnxModel
 from nmt.text.detokenizer import Detokenizer
 from nmt.text.tokenizer import make_tokenizer
 from nmt.text.vocabularies import pad_batch
+
+log = logging.getLogger(__name__)
+
+# `workers=0` (auto) starts decoder processes, one per core, the first time a call brings at least
+# this many sentences; fewer are decoded in this process. Starting them took 0.7 s here (2 spawned
+# processes loading the package side by side); with the 2-core rates of bench/decode_peers.py they
+# pay for it from 1,100 (beam 16 int8) to 4,000 (greedy fp32) sentences on (issue 31), and a wrong
+# side of the threshold costs at most about that start.
+AUTO_SENTENCES = 2000
+
 
 
 @dataclass(kw_only=True)
@@ -35,6 +46,7 @@ class OnnxTranslator(LineTranslator):
     package: Package
     model: OnnxModel
     pool: DecoderPool | None = None  # decoder processes side by side (`workers` > 1), else this process decodes
+    start_pool: Callable[[], DecoderPool] | None = field(default=None, repr=False)  # auto: starts them when worth it
 
     @classmethod
     def from_dir(cls, path: Path, *, device: str = "auto", threads: int = 0, int8: bool = False,
@@ -42,9 +54,11 @@ class OnnxTranslator(LineTranslator):
                  batch_size: int = 64, workers: int = 1) -> OnnxTranslator:
         """Load a verified package; decoding options default to the card's. `workers` > 1 decodes
         batches in that many processes side by side (`nmt.runtime.pool`), each with `threads`
-        intra-op threads; the output is the same."""
-        if workers < 1:
-            raise NmtError(f"workers={workers}: expected 1 (this process decodes) or more decoder processes")
+        intra-op threads (0: the cores shared out); 0 (auto) starts one per core the first time a
+        call brings `AUTO_SENTENCES` or more; 1: this process decodes. The output is the same."""
+        if workers < 0:
+            raise NmtError(f"workers={workers}: expected 0 (auto: one decoder process per core when the input is "
+                           "large enough), 1 (this process decodes) or more decoder processes")
         package = load_package(path)
         model = OnnxModel(package.graph("encoder", int8), package.graph("decoder_step", int8),
                           package.card["model"]["max_len"], device, threads)
@@ -52,13 +66,17 @@ class OnnxTranslator(LineTranslator):
         decoding = from_dict(Decoding, asdict(package.decoding) | {k: v for k, v in given.items() if v is not None},
                              key="decoding", source="OnnxTranslator.from_dir")
         tok = package.tokenizer
-        pool = None
-        if workers > 1:
-            pool = DecoderPool(cls.from_dir, path, workers, {"device": device, "threads": threads, "int8": int8,
-                                               "beam_size": decoding.beam_size, "alpha": decoding.alpha,
-                                               "max_extra": decoding.max_extra, "batch_size": batch_size})
+        count = workers or usable_cores()
+        options = {"device": device, "threads": threads or max(1, usable_cores() // count), "int8": int8,
+                   "beam_size": decoding.beam_size, "alpha": decoding.alpha, "max_extra": decoding.max_extra,
+                   "batch_size": batch_size}
+
+        def start_pool() -> DecoderPool:
+            return DecoderPool(cls.from_dir, path, count, options)
+
+        pool = start_pool() if workers > 1 else None
         return cls(package=package, model=model, vocabs=package.vocabs,
-                   tokenize=make_tokenizer(tok["src_lang"], tok["lowercase"]),
+                   start_pool=start_pool if workers == 0 and count > 1 else None, tokenize=make_tokenizer(tok["src_lang"], tok["lowercase"]),
                    detokenizer=Detokenizer.from_dict(tok["detokenizer"]),
                    beam_size=decoding.beam_size, alpha=decoding.alpha, max_extra=decoding.max_extra,
                    batch_size=batch_size, pool=pool)
@@ -75,8 +93,14 @@ class OnnxTranslator(LineTranslator):
 
     def map_batches(self, decode: Callable[[list[list[int]]], list[Any]],
                     batches: list[list[list[int]]]) -> Iterable[list[Any]]:
-        """With decoder processes, `decode_batch` runs in them, side by side, outputs in order."""
-        if self.pool is not None and decode == self.decode_batch:
+        """With decoder processes, `decode_batch` runs in them, side by side, outputs in order
+        (auto: started here the first time the batches bring `AUTO_SENTENCES` or more)."""
+        if decode != self.decode_batch:
+            return super().map_batches(decode, batches)
+        if self.pool is None and self.start_pool is not None and sum(map(len, batches)) >= AUTO_SENTENCES:
+            log.info("%d sentences: starting decoder processes", sum(map(len, batches)))
+            self.pool, self.start_pool = self.start_pool(), None
+        if self.pool is not None:
             return self.pool.map(batches)
         return super().map_batches(decode, batches)
 

@@ -79,6 +79,7 @@ class Batcher:
         self.on_ready: Callable[[], None] | None = None
         self.warmed = 0  # threads that have decoded their warm-up sentence
         self.switch_interval: float | None = None  # Python's, while lowered for the decoder threads
+        self.idle = 0  # decoder threads waiting for work (in `_take`)
 
     # --- the event loop's side ------------------------------------------------------------------
 
@@ -170,24 +171,31 @@ class Batcher:
         and this thread's return for work; None when stopping. Counting from the return too
         keeps closed-loop clients in one batch: without it, the clients answered by one batch
         re-send just after the next batch (the ones that queued meanwhile) has left, and the
-        two groups alternate for ever at half the batch size."""
+        two groups alternate for ever at half the batch size. What is queued is shared out among
+        the decoders waiting for work, so none idles while another decodes all of it (measured:
+        with 2 decoders x 1 thread, 2 to 16 closed-loop clients kept one core busy, not two)."""
         back = time.monotonic()
         with self.ready:
-            while True:
-                while not self.queue and not self.stopping:
-                    self.ready.wait()
-                if self.stopping:
-                    return None
-                deadline = max(self.queue[0].queued_at, back) + self.max_wait_s
-                while self.queue and len(self.queue) < self.max_batch and not self.stopping:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        break
-                    self.ready.wait(left)
-                if self.queue and not self.stopping:  # another thread may have taken them meanwhile
-                    batch = [self.queue.popleft() for _ in range(min(self.max_batch, len(self.queue)))]
-                    self.metrics.queue_depth.set(len(self.queue))
-                    return batch
+            self.idle += 1
+            try:
+                while True:
+                    while not self.queue and not self.stopping:
+                        self.ready.wait()
+                    if self.stopping:
+                        return None
+                    deadline = max(self.queue[0].queued_at, back) + self.max_wait_s
+                    while self.queue and len(self.queue) < self.max_batch and not self.stopping:
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            break
+                        self.ready.wait(left)
+                    if self.queue and not self.stopping:  # another thread may have taken them meanwhile
+                        share = -(-len(self.queue) // self.idle)  # the waiting decoders' equal shares, rounded up
+                        batch = [self.queue.popleft() for _ in range(min(self.max_batch, share))]
+                        self.metrics.queue_depth.set(len(self.queue))
+                        return batch
+            finally:
+                self.idle -= 1
 
     def _work(self) -> None:
         try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nmt.errors import ConfigError
+from nmt.runtime.pool import usable_cores
 
 ADMIN_TOKEN_ENV = "NMT_SERVE_ADMIN_TOKEN"  # the admin token, when not given on the command line
 
@@ -113,11 +114,6 @@ class ServeConfig:
         decoders = self.decoders or cores
         return decoders, self.threads or max(1, cores // decoders)
 
-
-def usable_cores() -> int:
-    """CPU cores this process may run on (its affinity mask where the OS has one)."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def _flag(name: str) -> str:

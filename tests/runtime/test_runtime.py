@@ -267,8 +267,29 @@ def test_decoder_processes_translate_as_one_decoder_does(package: Path, beam_siz
         assert two.translate_n(lines[:5], 2) == one.translate_n(lines[:5], 2)  # n-best: decoded here
     finally:
         two.close()
-    with pytest.raises(NmtError, match="workers=0"):
-        OnnxTranslator.from_dir(package, workers=0)
+    with pytest.raises(NmtError, match="workers=-1"):
+        OnnxTranslator.from_dir(package, workers=-1)
+
+
+def test_auto_workers_start_one_decoder_process_per_core_once_the_input_is_large_enough(
+        package: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`workers=0`: small inputs are decoded here (starting processes would cost more than they
+    save); the first call with AUTO_SENTENCES or more starts one process per core."""
+    import os
+
+    from nmt.runtime import translator as runtime
+
+    monkeypatch.setattr(runtime, "usable_cores", lambda: 2)
+    monkeypatch.setattr(runtime, "AUTO_SENTENCES", 30)
+    lines = sentences(40, seed=9)
+    one = OnnxTranslator.from_dir(package, device="cpu", threads=1, beam_size=2, batch_size=8)
+    auto = OnnxTranslator.from_dir(package, device="cpu", beam_size=2, batch_size=8, workers=0)
+    try:
+        assert auto.translate(lines[:20]) == one.translate(lines[:20]) and auto.pool is None  # 20 < 30
+        assert auto.translate(lines) == one.translate(lines) and auto.pool is not None  # 40 >= 30
+        assert len(pids := auto.pool.pids()) == 2 and os.getpid() not in pids
+    finally:
+        auto.close()
 
 
 def test_cli_translate_with_decoder_processes(package: Path, model_path: Path, tmp_path: Path, capsys) -> None:
@@ -281,7 +302,7 @@ def test_cli_translate_with_decoder_processes(package: Path, model_path: Path, t
                      "--threads", "1", "--workers", workers, "--batch-size", "8", "--device", "cpu"]) == 0
         outputs.append(out.read_text())
     assert outputs[0] == outputs[1] and len(outputs[0].split("\n")) == 43
-    assert main(["translate", "--model", str(package), "--input", str(src), "--workers", "0"]) == 1
-    assert "--workers must be >= 1" in capsys.readouterr().err
+    assert main(["translate", "--model", str(package), "--input", str(src), "--workers", "-1"]) == 1
+    assert "--workers must be >= 0" in capsys.readouterr().err
     assert main(["translate", "--model", str(model_path), "--input", str(src), "--workers", "2"]) == 1
     assert "--workers (decoder processes) needs the ONNX package" in capsys.readouterr().err

@@ -116,6 +116,29 @@ def test_decoders_side_by_side_take_short_turns_at_the_gil_and_give_the_default_
     assert sys.getswitchinterval() == before
 
 
+def test_what_is_queued_is_shared_out_among_the_decoders_waiting_for_work(start, offline) -> None:
+    """One request of 8 sentences while 2 decoders wait: each takes 4, so both cores work (one
+    decoder taking all 8 left the other idle at every load a closed loop of clients gives)."""
+    server = start(decoders=2, max_wait_ms=50)
+    taken: list[int] = []
+    hold = server.hold()
+    translate = server.state.batcher.translate
+
+    def counted(texts: list[str], n: int = 1) -> list[list[str]]:
+        taken.append(len(texts))
+        return translate(texts, n)
+
+    server.state.batcher.translate = counted
+    lines = sentences(8, seed=11)
+    with ThreadPoolExecutor(1) as pool:
+        answer = pool.submit(post, server.url, json=ask(lines))
+        hold.wait_entered()
+        hold.wait_entered(timeout_s=10)  # the second decoder has its share too
+        hold.release()
+        assert answer.result().json()["translatedText"] == offline(lines)
+    assert sorted(taken) == [4, 4]
+
+
 @pytest.mark.parametrize("body, message", [
     ({"source": "de", "target": "en"}, "missing q parameter"),
     ({"q": "s1", "target": "en"}, "missing source parameter"),
