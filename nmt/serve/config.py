@@ -40,9 +40,10 @@ class ServeConfig:
     # TCP port
     port: int = knob(5000, "TCP port (LibreTranslate's default)")
     # decoders side by side, each on its own inference thread with its own per-batch state; 0: one per core
-    # measured (docs/serving.md, bench/results/serve.json): on 2 cores, 2 decoders x 1 thread serve more
-    # sentences/s at 32 clients than 1 decoder x 2 threads (small matrices split badly over threads)
-    decoders: int = knob(0, "decoders side by side, each on its own inference thread, all fed by the one queue "
+    # measured (docs/serving.md, bench/results/serve.json): 2 decoders x 1 thread serve ~1.25x the
+    # sentences/s of 1 x 2 at 8-64 clients on 2 cores, but a lone request runs on one core (+9 ms p50 at
+    # beam 16), batches are smaller and memory under overload is ~1.5x: one decoder stays the default
+    decoders: int = knob(1, "decoders side by side, each on its own inference thread, all fed by the one queue "
                             "(0: one per CPU core)")
     # ONNX Runtime intra-op threads (CTranslate2: intra threads) of each decoder; 0: the cores shared out
     threads: int = knob(0, "CPU threads inside each decoder (0: the CPU cores shared out among the decoders)")
