@@ -204,7 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", type=Path, help="output file, written atomically; not the input (default: stdout, "
                                               "line by line as translations are made)")
     p.add_argument("--batch-size", type=int, default=64, help="sentences decoded together (default: 64)")
-    p.add_argument("--threads", type=int, default=0, help="CPU threads (default: 0, the library's default)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="CPU threads of each decoder (default: 0: the library's default in this process, the cores "
+                        "shared out among --workers decoder processes)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where to run: auto = CUDA when it works, else CPU; cuda fails if it does not (default: auto)")
     p.add_argument("--int8", action="store_true", help="ONNX packages: use the int8-quantised graphs")

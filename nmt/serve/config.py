@@ -40,9 +40,10 @@ class ServeConfig:
     # TCP port
     port: int = knob(5000, "TCP port (LibreTranslate's default)")
     # decoders side by side, each on its own inference thread with its own per-batch state; 0: one per core
-    # measured (docs/serving.md, bench/results/serve.json): 2 decoders x 1 thread serve ~1.25x the
-    # sentences/s of 1 x 2 at 8-64 clients on 2 cores, but a lone request runs on one core (+9 ms p50 at
-    # beam 16), batches are smaller and memory under overload is ~1.5x: one decoder stays the default
+    # measured (docs/serving.md, bench/results/serve.json): 2 decoders x 1 thread serve ~1.1-1.3x the
+    # sentences/s of 1 x 2 at 2-64 clients on 2 cores, but as the default (a full load test, issue 31)
+    # a lone request ran on one core (p50 +9.0 ms over offline batch 1, 7.0 allowed), the mean batch at
+    # 32 clients fell to 12.9 (>= 16 asked) and RSS under 2x overload grew 1.52x: one decoder by default
     decoders: int = knob(1, "decoders side by side, each on its own inference thread, all fed by the one queue "
                             "(0: one per CPU core)")
     # ONNX Runtime intra-op threads (CTranslate2: intra threads) of each decoder; 0: the cores shared out
