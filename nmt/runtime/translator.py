@@ -38,7 +38,6 @@ log = logging.getLogger(__name__)
 AUTO_SENTENCES = 2000
 
 
-
 @dataclass(kw_only=True)
 class OnnxTranslator(LineTranslator):
     """Text in, text out, like `nmt.decode.translator.Translator`, on ONNX Runtime."""
@@ -76,10 +75,10 @@ class OnnxTranslator(LineTranslator):
 
         pool = start_pool() if workers > 1 else None
         return cls(package=package, model=model, vocabs=package.vocabs,
-                   start_pool=start_pool if workers == 0 and count > 1 else None, tokenize=make_tokenizer(tok["src_lang"], tok["lowercase"]),
+                   tokenize=make_tokenizer(tok["src_lang"], tok["lowercase"]),
                    detokenizer=Detokenizer.from_dict(tok["detokenizer"]),
                    beam_size=decoding.beam_size, alpha=decoding.alpha, max_extra=decoding.max_extra,
-                   batch_size=batch_size, pool=pool)
+                   batch_size=batch_size, pool=pool, start_pool=start_pool if workers == 0 and count > 1 else None)
 
     @property
     def max_len(self) -> int:
@@ -97,8 +96,9 @@ class OnnxTranslator(LineTranslator):
         (auto: started here the first time the batches bring `AUTO_SENTENCES` or more)."""
         if decode != self.decode_batch:
             return super().map_batches(decode, batches)
-        if self.pool is None and self.start_pool is not None and sum(map(len, batches)) >= AUTO_SENTENCES:
-            log.info("%d sentences: starting decoder processes", sum(map(len, batches)))
+        sentences = sum(map(len, batches))
+        if self.pool is None and self.start_pool is not None and sentences >= AUTO_SENTENCES:
+            log.info("%d sentences: starting decoder processes", sentences)
             self.pool, self.start_pool = self.start_pool(), None
         if self.pool is not None:
             return self.pool.map(batches)

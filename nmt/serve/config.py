@@ -117,7 +117,6 @@ class ServeConfig:
         return decoders, self.threads or max(1, cores // decoders)
 
 
-
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-").removesuffix("-s")
 
