@@ -38,14 +38,6 @@ def _decode(sources: list[list[int]]) -> list[list[int]]:
     return _translator.decode_batch(sources)
 
 
-def usable_cores() -> int:
-    """CPU cores this process may run on (its affinity mask where the OS has one)."""
-    import os
-
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
-
-
 def _pid(hold_s: float) -> int:
     import os
     import time

@@ -19,10 +19,11 @@ from typing import Any
 
 from nmt.config.evaluate import Decoding
 from nmt.config.loader import from_dict
+from nmt.data.shards import available_cores
 from nmt.decode.lines import LineTranslator
 from nmt.errors import NmtError
 from nmt.runtime.package import Package, load_package
-from nmt.runtime.pool import DecoderPool, usable_cores
+from nmt.runtime.pool import DecoderPool
 from nmt.runtime.session import OnnxModel
 from nmt.text.detokenizer import Detokenizer
 from nmt.text.tokenizer import make_tokenizer
@@ -65,8 +66,8 @@ class OnnxTranslator(LineTranslator):
         decoding = from_dict(Decoding, asdict(package.decoding) | {k: v for k, v in given.items() if v is not None},
                              key="decoding", source="OnnxTranslator.from_dir")
         tok = package.tokenizer
-        count = workers or usable_cores()
-        options = {"device": device, "threads": threads or max(1, usable_cores() // count), "int8": int8,
+        count = workers or available_cores()
+        options = {"device": device, "threads": threads or max(1, available_cores() // count), "int8": int8,
                    "beam_size": decoding.beam_size, "alpha": decoding.alpha, "max_extra": decoding.max_extra,
                    "batch_size": batch_size}
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nmt.errors import ConfigError
-from nmt.runtime.pool import usable_cores
+from nmt.data.shards import available_cores
 
 ADMIN_TOKEN_ENV = "NMT_SERVE_ADMIN_TOKEN"  # the admin token, when not given on the command line
 
@@ -112,7 +112,7 @@ class ServeConfig:
     def layout(self, cores: int | None = None) -> tuple[int, int]:
         """(decoders, threads inside each) with 0s resolved for `cores` (default: the CPU cores this
         process may run on): one decoder per core, the cores shared out among the decoders."""
-        cores = cores or usable_cores()
+        cores = cores or available_cores()
         decoders = self.decoders or cores
         return decoders, self.threads or max(1, cores // decoders)
 

@@ -279,7 +279,7 @@ def test_auto_workers_start_one_decoder_process_per_core_once_the_input_is_large
 
     from nmt.runtime import translator as runtime
 
-    monkeypatch.setattr(runtime, "usable_cores", lambda: 2)
+    monkeypatch.setattr(runtime, "available_cores", lambda: 2)
     monkeypatch.setattr(runtime, "AUTO_SENTENCES", 30)
     lines = sentences(40, seed=9)
     one = OnnxTranslator.from_dir(package, device="cpu", threads=1, beam_size=2, batch_size=8)
