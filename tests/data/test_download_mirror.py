@@ -77,6 +77,7 @@ def test_http_mirror(tmp_path, http_server):
     # the per-corpus layout is tried first (<mirror>/<corpus>/<name>: a 404 here), then the flat one
     assert sorted(server.requests) == sorted(
         path for f in corpus["files"] for path in (f"/multi30k/tiny/{f['name']}", f"/multi30k/{f['name']}"))
+    assert file_hashes(out) == {f["name"]: f["sha256"] for f in corpus["files"]}
 
 
 @pytest.mark.network
@@ -85,7 +86,7 @@ def test_http_mirror_one_folder_per_corpus(tmp_path, http_server):
     server = http_server(tmp_path / "root")
     download_corpus(data_config(corpus, retries=0, mirror=server.url), tmp_path / "raw")
     assert sorted(server.requests) == sorted(f"/tiny/{f['name']}" for f in corpus["files"])
-    assert file_hashes(out) == {f["name"]: f["sha256"] for f in corpus["files"]}
+    assert file_hashes(tmp_path / "raw") == {f["name"]: f["sha256"] for f in corpus["files"]}
 
 
 @pytest.mark.parametrize("form", ["dir", "file_url"])
