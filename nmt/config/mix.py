@@ -90,6 +90,7 @@ class CleanConfig:
     urls: bool = False  # URLs and e-mail addresses must be the same on both sides
     dedupe: bool = False  # drop repeated pairs (pair-level: the first is kept); needs 8 bytes per pair
     min_lexical: float = 0.0  # smallest share of words with a dictionary translation on the other side (0: off)
+    lexicon: str = "/usr/share/trans/de-en"  # min_lexical's dictionary, Ding format (Debian: apt-get install trans-de-en)
 
     def __post_init__(self) -> None:
         require(self.langid_min_chars >= 0, "langid_min_chars", "must be >= 0")

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TypeVar
 
+from nmt.config.data import SplitSource
 from nmt.errors import ConfigError, DataError
 from nmt.files.lines import iter_lines, open_raw
 
@@ -232,3 +233,14 @@ def _aligned_pairs(paths: Mapping[str, Path], langs: tuple[str, str]) -> Iterato
             raise DataError(f"{path_a} has {count_a} lines but {path_b} has {count_b}: the two files must be "
                             "line-aligned (one sentence per line, pair by pair); fix them or download them again")
         yield number, a, b
+
+
+def source_chunks(source: SplitSource, folder: Path, langs: tuple[str, str], chunk_lines: int,
+                  skipped: Counter | None = None) -> Iterator[Chunk]:
+    """The pairs of one configured split (`CorpusConfig.source(split)`), its files in `folder`."""
+    if source.format == "tsv":
+        return tsv_chunks(folder / source.files["*"], source.columns, langs, chunk_lines)
+    if source.format == "tmx":
+        return tmx_chunks(folder / source.files["*"], langs, chunk_lines, skipped)
+    paths = {lang: folder / name for lang, name in source.files.items()}
+    return (moses_chunks if source.format == "moses" else line_chunks)(paths, langs, chunk_lines)

@@ -112,8 +112,8 @@ class _Tally:
 
 
 def _stream(data: DataConfig, in_dir: Path, shard_lines: int) -> Iterator[ShardJob | _File]:
-    for split in data.active.splits:
-        for lang in data.active.languages:
+    for split in data.splits:
+        for lang in data.languages:
             name = f"{split}.{lang}"
             yield _File(name, end=False)
             yield from read_shards(split_file(in_dir, split, lang), lang, shard_lines)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +40,9 @@ from typing import Any
 
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, ValidateConfig
+from nmt.config.mix import CleanConfig
+from nmt.data.formats import source_chunks
+from nmt.errors import ConfigError, DataError
 from nmt.data.chunks import Digests, Reservoir, Unreadable, side_by_side
 from nmt.files.atomic import atomic_open, staged_dir
 from nmt.files.lines import split_file
@@ -157,13 +160,13 @@ def _expectations(split: str, langs: tuple[str, str], cfg: ValidateConfig) -> tu
     return chunks, sample
 
 
-def _scan(files: dict[str, Path], tally: SplitTally, cfg: ValidateConfig, filtering: bool,
+def _scan(chunks: Iterable[tuple[list[str], list[str]]], tally: SplitTally, cfg: ValidateConfig, filtering: bool,
           out: dict[str, Any]) -> dict[str, int]:
     """Read, measure, filter and write a split chunk by chunk; its line count per language.
     Rows are folded only while the chunks are aligned (a misaligned split fails anyway)."""
     (la, lb) = tally.langs
     counts, aligned = dict.fromkeys(tally.langs, 0), True
-    for ca, cb in side_by_side(files, CHUNK_LINES):
+    for ca, cb in chunks:
         counts[la] += len(ca)
         counts[lb] += len(cb)
         aligned = aligned and len(ca) == len(cb)
@@ -180,19 +183,29 @@ def _scan(files: dict[str, Path], tally: SplitTally, cfg: ValidateConfig, filter
 
 def check_split(gate: Gate, data: DataConfig, cfg: ValidateConfig, raw_dir: Path, split: str, out_dir: Path) -> bool:
     """Gate one split, writing its filtered files into `out_dir` as it goes; False when it failed."""
-    files = {lang: raw_dir / name for lang, name in data.active.splits[split].items()}
-    (la, pa), (lb, pb) = files.items()
-    langs = (la, lb)
+    source = data.active.source(split)
+    langs = data.languages
+    (la, lb) = langs
     tally = SplitTally(langs, dict.fromkeys(row_problems(pair_frame({la: [], lb: []}), langs, cfg), 0))
     filtering = split in cfg.filter_splits
+    if source.format == "lines":  # two files read side by side: a misalignment is counted, not raised
+        files = {lang: raw_dir / source.files[lang] for lang in langs}
+        chunks = side_by_side(files, CHUNK_LINES)
+        observed = "{}: {{}} lines, {}: {{}} lines".format(files[la].name, files[lb].name)
+    else:  # the other formats' readers (nmt.data.formats) raise on a misalignment
+        chunks = ((a, b) for _, a, b in source_chunks(source, raw_dir, langs, CHUNK_LINES))
+        observed = f"{', '.join(source.names)}: {{}} pairs"
     try:
         with ExitStack() as stack:
             out = {lang: stack.enter_context(atomic_open(split_file(out_dir, split, lang), "w")) for lang in langs}
-            counts = _scan(files, tally, cfg, filtering, out)
+            counts = _scan(chunks, tally, cfg, filtering, out)
     except Unreadable as exc:
         gate.check(f"{split}: {exc.path.name} readable", False, "an existing, valid UTF-8 file", str(exc.error))
         return False
-    observed = f"{pa.name}: {counts[la]} lines, {pb.name}: {counts[lb]} lines"
+    except DataError as exc:
+        gate.check(f"{split}: {', '.join(source.names)} readable", False, f"a valid {source.format} file", str(exc))
+        return False
+    observed = observed.format(counts[la], counts[lb])
     if not gate.check(f"{split}: aligned", counts[la] == counts[lb], "equal line counts", observed):
         return False
     n, n_bad = tally.digests.count, tally.rows_with_problems
@@ -223,13 +236,29 @@ def check_split(gate: Gate, data: DataConfig, cfg: ValidateConfig, raw_dir: Path
 
 
 def validate_corpus(data: DataConfig, cfg: ValidateConfig, raw_dir: Path, out_dir: Path, report_dir: Path) -> Gate:
-    """Run the raw-data gate on every split, writing the clean splits into a staged directory that
-    replaces `out_dir` only if the gate passes (a failed gate leaves `out_dir` as it was)."""
+    """Run the raw-data gate on every split (of a corpus, or of a mix: `nmt.data.mixing`), writing the
+    clean splits into a staged directory that replaces `out_dir` only if the gate passes (a failed
+    gate leaves `out_dir` as it was)."""
     gate = Gate(REPORT_NAME)
     gate.stats["corpus"] = data.corpus
+    if data.mix is None and (cfg.clean != CleanConfig() or cfg.decontaminate.enabled):
+        raise ConfigError(f"validate.clean and validate.decontaminate work on a mix of sources with roles; "
+                          f"{data.corpus!r} is a single corpus: list it under data.mixes (docs/data.md) "
+                          "or set them to {}")
     with staged_dir(out_dir) as tmp:
-        for split in data.active.splits:
-            check_split(gate, data, cfg, Path(raw_dir), split, tmp)
+        if data.mix is not None:
+            from nmt.data.mixing import validate_mix
+
+            identify = None
+            if cfg.clean.langid:
+                from nmt.text.langid import LanguageIdentifier
+
+                ident = LanguageIdentifier.for_languages(data.languages)
+                identify = lambda texts, lang: ident.mismatch(texts, lang, data.languages)  # noqa: E731
+            validate_mix(data, cfg, Path(raw_dir), tmp, gate, identify)
+        else:
+            for split in data.active.splits:
+                check_split(gate, data, cfg, Path(raw_dir), split, tmp)
         gate.finish(report_dir)  # raises GateError: the staged directory is discarded
     return gate
 

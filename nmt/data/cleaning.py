@@ -1,0 +1,184 @@
+"""Cleaning rules for training pairs (issue 38, item 3), in the spirit of OpusFilter's filters.
+
+Each rule looks at a chunk of pairs and returns a mask of the pairs it rejects; `Cleaner` runs
+the rules `validate.clean` turns on, in a fixed order, and attributes every dropped pair to the
+first rule it fails, so a source's report says how many pairs each rule took. Rules that cost
+more (language identification, the duplicate look-up) only see the pairs the cheaper ones kept.
+
+- `same`: the sides are equal after normalization (a copy: OpusFilter's `LengthRatio` cannot see it);
+- `min_alpha` / `max_other_script`: OpusFilter's `AlphabetRatioFilter` / `CharacterScoreFilter`:
+  letters among the non-space characters, and the letters outside the Latin script;
+- `numbers`: OpusFilter's `NonZeroNumeralsFilter` in its strict form: the digit sequences
+  (thousands separators and decimal marks removed, so 3,5 / 3.5 and 1.000 / 1,000 agree) are the
+  same set on both sides, when both sides have digits (a number spelled out on one side is fine);
+- `urls`: URLs and e-mail addresses appear on both sides alike;
+- `langid`: both sides are identified as their language (`nmt.text.langid`);
+- `min_lexical`: the sides translate each other, word by word, by a bilingual dictionary
+  (`nmt.data.lexicon`): misaligned pairs in the right languages and of plausible lengths;
+- `dedupe`: a pair seen before in the training sources is dropped (the first is kept): pair-level,
+  since Tatoeba gives several valid translations of one sentence.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from nmt.config.mix import CleanConfig
+from nmt.data.decontaminate import normalize
+from nmt.data.lexicon import LexicalScore
+
+_LETTER = re.compile(r"[^\W\d_]")
+_LATIN = re.compile(r"[A-Za-z\u00AA\u00BA\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u024F\u1E00-\u1EFF\uFB00-\uFB06]")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_URL = re.compile(r"(?:https?://|www\.)[^\s<>\"]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
+_TRAILING = ".,;:!?)]}'\""
+
+Mask = np.ndarray  # (n,) bool: True = the pair is rejected
+Rule = Callable[[list[str], list[str]], Mask]
+
+
+def _both(a: list[str], b: list[str], bad: Callable[[str], bool]) -> Mask:
+    return np.fromiter((bad(x) or bad(y) for x, y in zip(a, b)), dtype=bool, count=len(a))
+
+
+def same(a: list[str], b: list[str]) -> Mask:
+    return np.fromiter(((n := normalize(x)) != "" and n == normalize(y) for x, y in zip(a, b)),
+                       dtype=bool, count=len(a))
+
+
+def alpha_share(text: str) -> float:
+    """Letters among the non-space characters (1.0 for an empty text)."""
+    chars = len(text) - text.count(" ")
+    return len(_LETTER.findall(text)) / chars if chars else 1.0
+
+
+def other_script_share(text: str) -> float:
+    """Letters outside the Latin script among all letters (0.0 without letters)."""
+    letters = len(_LETTER.findall(text))
+    return (letters - len(_LATIN.findall(text))) / letters if letters else 0.0
+
+
+def numbers(text: str) -> frozenset[str]:
+    return frozenset(re.sub(r"[.,]", "", n) for n in _NUMBER.findall(text))
+
+
+def urls(text: str) -> frozenset[str]:
+    return frozenset(u.rstrip(_TRAILING).lower() for u in _URL.findall(text))
+
+
+def number_mismatch(a: list[str], b: list[str]) -> Mask:
+    return np.fromiter(((na := numbers(x)) and (nb := numbers(y)) and na != nb for x, y in zip(a, b)),
+                       dtype=bool, count=len(a))
+
+
+def url_mismatch(a: list[str], b: list[str]) -> Mask:
+    return np.fromiter((urls(x) != urls(y) for x, y in zip(a, b)), dtype=bool, count=len(a))
+
+
+@functools.lru_cache(maxsize=2)
+def _lexicon(path: Path, langs: tuple[str, str]) -> LexicalScore:
+    """One load per dictionary and process (the holdout and train passes share it)."""
+    return LexicalScore(path, langs)
+
+
+class SeenPairs:
+    """The pairs seen so far, as a sorted array of 8-byte digests (8 bytes per distinct pair; two
+    distinct pairs collide with probability about pairs^2 / 2^65). A chunk is looked up and merged
+    in one pass: O(chunk log chunk + seen) per chunk."""
+
+    def __init__(self) -> None:
+        self.seen = np.empty(0, dtype=np.uint64)
+
+    @staticmethod
+    def digests(a: list[str], b: list[str]) -> np.ndarray:
+        return np.fromiter((int.from_bytes(hashlib.blake2b(f"{x}\t{y}".encode(), digest_size=8).digest(), "little")
+                            for x, y in zip(a, b)), dtype=np.uint64, count=len(a))
+
+    def repeated(self, a: list[str], b: list[str], skip: Mask) -> Mask:
+        """Mask of the pairs seen before (earlier in this chunk included); the others are added."""
+        d = self.digests(a, b)
+        live = np.flatnonzero(~skip)
+        uniq, first = np.unique(d[live], return_index=True)
+        dup = np.ones(len(live), dtype=bool)
+        dup[first] = False  # the first of equal pairs within the chunk
+        pos = np.searchsorted(self.seen, uniq)
+        known = (pos < len(self.seen)) & (self.seen[np.minimum(pos, len(self.seen) - 1)] == uniq) if len(
+            self.seen) else np.zeros(len(uniq), dtype=bool)
+        dup[first[known]] = True
+        new = uniq[~known]
+        self.seen = np.insert(self.seen, np.searchsorted(self.seen, new), new)
+        out = np.zeros(len(a), dtype=bool)
+        out[live] = dup
+        return out
+
+
+@dataclass
+class Cleaner:
+    """The rules of `cfg` over chunks of one mix's training pairs; `identify` (a language
+    identifier's `mismatch(texts, lang) -> Mask`) is needed when `cfg.langid` is on."""
+
+    cfg: CleanConfig
+    langs: tuple[str, str]
+    identify: Callable[[list[str], str], Mask] | None = None
+    seen: SeenPairs = field(default_factory=SeenPairs)
+    lexicon: LexicalScore | None = None  # loaded when min_lexical first needs it
+
+    def rules(self) -> list[tuple[str, Rule]]:
+        """(name, rule) of every rule switched on, cheapest first (the dedupe look-up comes last)."""
+        c, out = self.cfg, []
+        if c.same:
+            out.append(("same text on both sides", same))
+        if c.min_alpha > 0:
+            out.append((f"letters under {c.min_alpha:g} of characters",
+                        lambda a, b: _both(a, b, lambda s: alpha_share(s) < c.min_alpha)))
+        if c.max_other_script < 1:
+            out.append((f"non-Latin letters over {c.max_other_script:g}",
+                        lambda a, b: _both(a, b, lambda s: other_script_share(s) > c.max_other_script)))
+        if c.numbers:
+            out.append(("numbers differ", number_mismatch))
+        if c.urls:
+            out.append(("URLs or e-mail addresses differ", url_mismatch))
+        if c.langid:
+            out.append(("wrong language", self._wrong_language))
+        if c.min_lexical > 0:
+            if self.lexicon is None:
+                self.lexicon = _lexicon(Path(c.lexicon), self.langs)
+            out.append((f"dictionary coverage under {c.min_lexical:g}",
+                        lambda a, b: self.lexicon.misaligned(a, b, c.min_lexical)))
+        return out
+
+    def _wrong_language(self, a: list[str], b: list[str]) -> Mask:
+        if self.identify is None:
+            raise ValueError("validate.clean.langid needs a language identifier")
+        bad = np.zeros(len(a), dtype=bool)
+        for lang, side in zip(self.langs, (a, b)):
+            long_enough = np.fromiter((len(s) >= self.cfg.langid_min_chars for s in side), dtype=bool, count=len(a))
+            idx = np.flatnonzero(long_enough & ~bad)
+            if len(idx):
+                bad[idx] |= self.identify([side[i] for i in idx], lang)
+        return bad
+
+    def apply(self, a: list[str], b: list[str], dropped: Mask, counts: Counter) -> Mask:
+        """Run the rules on the pairs not yet `dropped`; count each newly dropped pair under its
+        first failed rule in `counts`; return the updated mask (duplicates checked last)."""
+        dropped = dropped.copy()
+        for name, rule in self.rules():
+            live = np.flatnonzero(~dropped)
+            if not len(live):
+                break
+            bad = rule([a[i] for i in live], [b[i] for i in live])
+            counts[name] += int(bad.sum())
+            dropped[live[bad]] = True
+        if self.cfg.dedupe:
+            rep = self.seen.repeated(a, b, dropped)
+            counts["repeated pair"] += int(rep.sum())
+            dropped |= rep
+        return dropped

@@ -1,0 +1,228 @@
+"""The validate stage for a corpus mix (`data.mixes`): read every source as published, clean and
+decontaminate the training sources, and write the mix's splits (issue 38, items 2-4).
+
+Three passes, each streaming its sources chunk by chunk (memory: a chunk, the dev/test index,
+and 8 bytes per distinct training pair for the duplicate look-up):
+
+1. **test** sources, each written as its own split with every line (a test set is never
+   filtered), and indexed for decontamination;
+2. **dev**: the dev sources, then the `dev_share` of each train source (chosen by the pair's
+   digest, among its pairs that pass the rules), written to `val` and indexed;
+3. **train**: each train source's pairs go through the row checks of `validate` (empty side, too
+   many words, length ratio), the cleaning rules (`nmt.data.cleaning`), the duplicate look-up and
+   the decontamination look-up, in that order; a pair is counted under the first it fails. The kept
+   pairs are written `weight` times (the fraction by the pair's digest) to `train`.
+
+The report has, per source, the pairs in, dropped per rule, moved to val, out and written; per
+dev/test set, the training pairs dropped for overlapping it (exact and near). The gate fails a
+source whose rules drop more than its `max_filtered_rate`, or that repeats more than its
+`max_duplicate_rate`, a split with too few pairs, and, with `decontaminate.remove: false`, any overlap.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+
+from nmt.config.data import DataConfig, ValidateConfig
+from nmt.config.mix import MixSource
+from nmt.data.cleaning import Cleaner, Mask
+from nmt.data.decontaminate import Decontaminator
+from nmt.data.formats import source_chunks
+from nmt.errors import DataError
+from nmt.files.atomic import atomic_open
+from nmt.files.lines import split_file
+from nmt.gates.gate import Gate
+
+log = logging.getLogger(__name__)
+
+CHUNK_LINES = 20_000
+REPEATED = "repeated pair"  # the cleaner's dedupe count (nmt.data.cleaning)
+OVERLAP = "in a dev or test set"  # decontamination's count
+
+
+def pair_digests(a: list[str], b: list[str]) -> np.ndarray:
+    """8-byte BLAKE2b digest of each pair: its low 32 bits pick the dev share, its high ones the
+    fraction of a weight, so both are fixed by the pair's text, not by its position."""
+    return np.fromiter((int.from_bytes(hashlib.blake2b(f"{x}\t{y}".encode(), digest_size=8,
+                                                         person=b"nmt-mix").digest(), "little")
+                        for x, y in zip(a, b)), dtype=np.uint64, count=len(a))
+
+
+def _uniform(d: np.ndarray, high: bool) -> np.ndarray:
+    bits = (d >> np.uint64(32)) if high else (d & np.uint64(0xFFFFFFFF))
+    return bits.astype(np.float64) / 2.0**32
+
+
+def row_checks(a: list[str], b: list[str], cfg: ValidateConfig, counts: Counter) -> Mask:
+    """validate's row-level checks (empty side, more than max_words, length ratio), counted."""
+    wa = np.fromiter((len(s.split()) for s in a), dtype=np.int64, count=len(a))
+    wb = np.fromiter((len(s.split()) for s in b), dtype=np.int64, count=len(b))
+    ratio = np.maximum(wa + 1, wb + 1) / np.minimum(wa + 1, wb + 1)
+    dropped = np.zeros(len(a), dtype=bool)
+    for name, bad in (("empty side", (wa == 0) | (wb == 0)),
+                      (f"over {cfg.max_words} words", (wa > cfg.max_words) | (wb > cfg.max_words)),
+                      (f"length ratio over {cfg.max_length_ratio:g}", ratio > cfg.max_length_ratio)):
+        new = bad & ~dropped
+        counts[name] += int(new.sum())
+        dropped |= new
+    return dropped
+
+
+@dataclasses.dataclass
+class SourceTally:
+    """What happened to one source's pairs."""
+
+    source: MixSource
+    pairs_in: int = 0
+    dropped: Counter = dataclasses.field(default_factory=Counter)  # rule -> pairs (first rule failed)
+    to_val: int = 0
+    written: int = 0  # lines written to its split (weights included)
+
+    def stats(self) -> dict:
+        s = self.source
+        out = sum(self.dropped.values())
+        return {"corpus": s.corpus, "split": s.split, "role": s.role, "weight": s.weight,
+                "pairs_in": self.pairs_in, "dropped": dict(sorted(self.dropped.items())),
+                "to_val": self.to_val, "pairs_out": self.pairs_in - out - self.to_val, "written": self.written}
+
+
+class MixWriter:
+    """Runs the three passes of a mix into a staged folder."""
+
+    def __init__(self, data: DataConfig, cfg: ValidateConfig, raw_dir: Path, out_dir: Path, gate: Gate,
+                 identify: Callable[[list[str], str], Mask] | None) -> None:
+        assert data.mix is not None
+        self.data, self.cfg, self.raw_dir, self.out_dir, self.gate = data, cfg, Path(raw_dir), out_dir, gate
+        self.langs = data.mix.languages
+        self.cleaner = Cleaner(cfg.clean, self.langs, identify)
+        self.holdout_cleaner = Cleaner(dataclasses.replace(cfg.clean, dedupe=False), self.langs, identify)
+        self.decon = Decontaminator(cfg.decontaminate, self.langs) if cfg.decontaminate.enabled else None
+        self.tallies = {s.label: SourceTally(s) for s in data.mix.sources}
+
+    def chunks(self, src: MixSource) -> Iterator[tuple[list[str], list[str]]]:
+        corpus = self.data.corpora[src.corpus]
+        skipped: Counter = Counter()
+        folder = self.data.raw_dir(self.raw_dir, src.corpus)
+        for _, a, b in source_chunks(corpus.source(src.split), folder, self.langs, CHUNK_LINES, skipped):
+            yield a, b
+        self.tallies[src.label].dropped.update(skipped)  # TMX units without both languages
+
+    def _open(self, stack: ExitStack, split: str) -> dict[str, IO]:
+        return {lang: stack.enter_context(atomic_open(split_file(self.out_dir, split, lang), "w"))
+                for lang in self.langs}
+
+    @staticmethod
+    def _write(out: dict[str, IO], langs: tuple[str, str], a: list[str], b: list[str]) -> None:
+        out[langs[0]].write("".join(f"{s}\n" for s in a))
+        out[langs[1]].write("".join(f"{s}\n" for s in b))
+
+    def run(self) -> None:
+        sources = self.data.mix.sources
+        for src in (s for s in sources if s.role == "test"):
+            with ExitStack() as stack:
+                self._copy(src, self._open(stack, src.label))
+        with ExitStack() as stack:
+            val = self._open(stack, "val")
+            for src in (s for s in sources if s.role == "dev"):
+                self._copy(src, val)
+            for src in (s for s in sources if s.role == "train" and s.dev_share > 0):
+                self._holdout(src, val)
+        with ExitStack() as stack:
+            train = self._open(stack, "train")
+            for src in (s for s in sources if s.role == "train"):
+                self._train(src, train)
+        self._report()
+
+    def _copy(self, src: MixSource, out: dict[str, IO]) -> None:
+        """A dev or test source, every pair as published; indexed for decontamination."""
+        tally = self.tallies[src.label]
+        for a, b in self.chunks(src):
+            self._write(out, self.langs, a, b)
+            tally.pairs_in += len(a)
+            tally.written += len(a)
+            if self.decon is not None:
+                self.decon.add(a, b, src.label)
+
+    def _holdout(self, src: MixSource, val: dict[str, IO]) -> None:
+        """The clean pairs of a train source whose digest falls in its dev share, to val; the rules
+        it fails are counted in the source's tally (the train pass skips these pairs)."""
+        tally = self.tallies[src.label]
+        for a, b in self.chunks(src):
+            idx = np.flatnonzero(_uniform(pair_digests(a, b), high=False) < src.dev_share)
+            sa, sb = [a[i] for i in idx], [b[i] for i in idx]
+            keep = ~self.holdout_cleaner.apply(sa, sb, row_checks(sa, sb, self.cfg, tally.dropped), tally.dropped)
+            ka, kb = [x for x, k in zip(sa, keep) if k], [y for y, k in zip(sb, keep) if k]
+            self._write(val, self.langs, ka, kb)
+            tally.to_val += len(ka)
+            if self.decon is not None:
+                self.decon.add(ka, kb, "val")
+
+    def _train(self, src: MixSource, train: dict[str, IO]) -> None:
+        """A train source through the rules, the duplicate and decontamination look-ups; the kept
+        pairs written `weight` times. Pairs of its dev share were handled by `_holdout`."""
+        tally = self.tallies[src.label]
+        for a, b in self.chunks(src):
+            tally.pairs_in += len(a)
+            d = pair_digests(a, b)
+            live = np.flatnonzero(_uniform(d, high=False) >= src.dev_share)
+            a, b, d = [a[i] for i in live], [b[i] for i in live], d[live]
+            dropped = self.cleaner.apply(a, b, row_checks(a, b, self.cfg, tally.dropped), tally.dropped)
+            if self.decon is not None:
+                hits = self.decon.check(a, b, dropped)
+                tally.dropped[OVERLAP] += int(hits.sum())
+                dropped |= hits
+            copies = np.where(dropped, 0, np.floor(src.weight) + (_uniform(d, high=True) < src.weight % 1))
+            for n in range(1, int(copies.max(initial=0)) + 1):  # pair i is written copies[i] times
+                idx = np.flatnonzero(copies >= n)
+                self._write(train, self.langs, [a[i] for i in idx], [b[i] for i in idx])
+                tally.written += len(idx)
+
+    def _report(self) -> None:
+        """Per-source stats and gates, the decontamination counts, the split sizes."""
+        cfg, gate = self.cfg, self.gate
+        gate.stats["sources"] = {label: t.stats() for label, t in self.tallies.items()}
+        for label, t in self.tallies.items():
+            src, n = t.source, max(t.pairs_in, 1)
+            if src.role != "train":
+                least = cfg.min_pairs
+                gate.check(f"{label}: pairs", t.pairs_in >= least, f">= {least}", str(t.pairs_in))
+                continue
+            rules = sum(v for k, v in t.dropped.items() if k not in (REPEATED, OVERLAP))
+            most = cfg.max_filtered_rate if src.max_filtered_rate is None else src.max_filtered_rate
+            gate.check(f"{label}: dropped by the rules", rules / n <= most, f"share <= {most:g}",
+                       f"{rules} of {t.pairs_in} ({rules / n:.3%})")
+            dup = t.dropped.get(REPEATED, 0)
+            most = cfg.max_duplicate_rate if src.max_duplicate_rate is None else src.max_duplicate_rate
+            gate.check(f"{label}: repeated pairs", dup / n <= most, f"share <= {most:g}",
+                       f"{dup} of {t.pairs_in} ({dup / n:.3%})")
+        train = sum(t.written for t in self.tallies.values() if t.source.role == "train")
+        gate.check("train: pairs", train >= cfg.min_train_pairs, f">= {cfg.min_train_pairs}", str(train))
+        val = sum(t.written if t.source.role == "dev" else t.to_val for t in self.tallies.values())
+        gate.check("val: pairs", val >= cfg.min_pairs, f">= {cfg.min_pairs}", str(val))
+        gate.stats["splits"] = {"train": train, "val": val, **{label: t.written for label, t in self.tallies.items()
+                                                                if t.source.role == "test"}}
+        if self.decon is not None:
+            per_set = self.decon.per_set()
+            gate.stats["decontamination"] = per_set
+            overlap = sum(v for c in per_set.values() for v in c.values())
+            if not cfg.decontaminate.remove:
+                gate.check("train: no dev or test sentence", overlap == 0, "no overlap (decontaminate.remove is "
+                           "false)", f"{overlap} training pairs overlap: {per_set}")
+
+
+def validate_mix(data: DataConfig, cfg: ValidateConfig, raw_dir: Path, out_dir: Path, gate: Gate,
+                 identify: Callable[[list[str], str], Mask] | None) -> None:
+    """Write the mix's splits into `out_dir` (a staged folder), recording the gate's checks."""
+    try:
+        MixWriter(data, cfg, raw_dir, out_dir, gate, identify).run()
+    except DataError as exc:
+        gate.check("sources readable", False, "every source file readable, as its format says", str(exc))
