@@ -20,7 +20,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 TEST_SEED ?= 20261125
 PYTEST_ARGS ?=
 
-.PHONY: install repro test bench lock clean-venv
+.PHONY: install repro repro-general test bench lock clean-venv
 
 install: $(VENV)/.installed
 
@@ -47,6 +47,11 @@ lock:
 
 repro: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro
+
+# The general configuration (docs/data.md): the pipeline on the mix of real corpora in general/params.yaml.
+# Offline, point NMT_DATA_MIRROR at a folder with one sub-folder per corpus (../shared/data).
+repro-general: install
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro general/dvc.yaml
 
 test: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest --randomly-seed=$(TEST_SEED) $(PYTEST_ARGS)

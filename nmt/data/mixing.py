@@ -164,7 +164,7 @@ class MixWriter:
             self._write(val, self.langs, ka, kb)
             tally.to_val += len(ka)
             if self.decon is not None:
-                self.decon.add(ka, kb, "val")
+                self.decon.add(ka, kb, f"{src.label} (dev share)")
 
     def _train(self, src: MixSource, train: dict[str, IO]) -> None:
         """A train source through the rules, the duplicate and decontamination look-ups; the kept

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nmt.publish import benches, reports, serving
+from nmt.publish import benches, corpora, reports, serving
 from nmt.publish.sources import Sources
 
 BLOCKS: dict[str, Callable[[Sources], str]] = {
@@ -26,6 +26,8 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "scale": benches.scale,
     "repro-compare": benches.repro_compare,
     "serve-load": serving.serve_load,
+    "langid": corpora.langid,
+    "general-sources": corpora.general_sources,
 }
 
 __all__ = ["BLOCKS", "Sources"]
