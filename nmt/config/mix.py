@@ -92,6 +92,12 @@ class CleanConfig:
     min_lexical: float = 0.0  # smallest share of words with a dictionary translation on the other side (0: off)
     lexicon: str = "/usr/share/trans/de-en"  # min_lexical's dictionary, Ding format (Debian: apt-get install trans-de-en)
 
+    @property
+    def any_rule(self) -> bool:
+        """Whether any rule is switched on (the settings of a rule, such as `lexicon`, are not rules)."""
+        return (self.langid or self.same or self.min_alpha > 0 or self.max_other_script < 1 or self.numbers
+                or self.urls or self.dedupe or self.min_lexical > 0)
+
     def __post_init__(self) -> None:
         require(self.langid_min_chars >= 0, "langid_min_chars", "must be >= 0")
         for key in ("min_alpha", "max_other_script", "min_lexical"):

@@ -8,9 +8,9 @@ more (language identification, the duplicate look-up) only see the pairs the che
 - `same`: the sides are equal after normalization (a copy: OpusFilter's `LengthRatio` cannot see it);
 - `min_alpha` / `max_other_script`: OpusFilter's `AlphabetRatioFilter` / `CharacterScoreFilter`:
   letters among the non-space characters, and the letters outside the Latin script;
-- `numbers`: OpusFilter's `NonZeroNumeralsFilter` in its strict form: the digit sequences
-  (thousands separators and decimal marks removed, so 3,5 / 3.5 and 1.000 / 1,000 agree) are the
-  same set on both sides, when both sides have digits (a number spelled out on one side is fine);
+- `numbers`: OpusFilter's `NonZeroNumeralsFilter` in its strict form: the numbers (in a canonical
+  form, so 3,5 / 3.5 and 1.000 / 1,000 agree, and 3,5 / 35 do not) are the same set on both sides,
+  when both sides have digits (a number spelled out on one side is fine);
 - `urls`: URLs and e-mail addresses appear on both sides alike;
 - `langid`: both sides are identified as their language (`nmt.text.langid`);
 - `min_lexical`: the sides translate each other, word by word, by a bilingual dictionary
@@ -66,8 +66,17 @@ def other_script_share(text: str) -> float:
     return (letters - len(_LATIN.findall(text))) / letters if letters else 0.0
 
 
+def _canonical_number(text: str) -> str:
+    """`1,000` and `1.000` -> `1000` (groups of three after every separator: thousands); `3,5` and
+    `3.5` -> `3.5` (otherwise the last separator is the decimal mark); `35` stays `35`."""
+    groups = re.split(r"[.,]", text)
+    if len(groups) == 1 or all(len(g) == 3 for g in groups[1:]):
+        return "".join(groups)
+    return "".join(groups[:-1]) + "." + groups[-1]
+
+
 def numbers(text: str) -> frozenset[str]:
-    return frozenset(re.sub(r"[.,]", "", n) for n in _NUMBER.findall(text))
+    return frozenset(_canonical_number(n) for n in _NUMBER.findall(text))
 
 
 def urls(text: str) -> frozenset[str]:

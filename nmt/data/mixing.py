@@ -108,13 +108,18 @@ class MixWriter:
         self.decon = Decontaminator(cfg.decontaminate, self.langs) if cfg.decontaminate.enabled else None
         self.tallies = {s.label: SourceTally(s) for s in data.mix.sources}
 
-    def chunks(self, src: MixSource) -> Iterator[tuple[list[str], list[str]]]:
+    def chunks(self, src: MixSource, count_skipped: bool = True) -> Iterator[tuple[list[str], list[str]]]:
+        """The source's pairs, a chunk at a time. TMX units without both languages are counted in the
+        source's tally (in and dropped) when `count_skipped`: once per source, not per pass."""
         corpus = self.data.corpora[src.corpus]
         skipped: Counter = Counter()
         folder = self.data.raw_dir(self.raw_dir, src.corpus)
         for _, a, b in source_chunks(corpus.source(src.split), folder, self.langs, CHUNK_LINES, skipped):
             yield a, b
-        self.tallies[src.label].dropped.update(skipped)  # TMX units without both languages
+        if count_skipped:
+            tally = self.tallies[src.label]
+            tally.dropped.update(skipped)
+            tally.pairs_in += sum(skipped.values())
 
     def _open(self, stack: ExitStack, split: str) -> dict[str, IO]:
         return {lang: stack.enter_context(atomic_open(split_file(self.out_dir, split, lang), "w"))
@@ -156,10 +161,15 @@ class MixWriter:
         """The clean pairs of a train source whose digest falls in its dev share, to val; the rules
         it fails are counted in the source's tally (the train pass skips these pairs)."""
         tally = self.tallies[src.label]
-        for a, b in self.chunks(src):
+        for a, b in self.chunks(src, count_skipped=False):
             idx = np.flatnonzero(_uniform(pair_digests(a, b), high=False) < src.dev_share)
             sa, sb = [a[i] for i in idx], [b[i] for i in idx]
-            keep = ~self.holdout_cleaner.apply(sa, sb, row_checks(sa, sb, self.cfg, tally.dropped), tally.dropped)
+            dropped = self.holdout_cleaner.apply(sa, sb, row_checks(sa, sb, self.cfg, tally.dropped), tally.dropped)
+            if self.decon is not None:  # a test sentence must not reach val either (the test sets are indexed)
+                hits = self.decon.check(sa, sb, dropped)
+                tally.dropped[OVERLAP] += int(hits.sum())
+                dropped |= hits
+            keep = ~dropped
             ka, kb = [x for x, k in zip(sa, keep) if k], [y for y, k in zip(sb, keep) if k]
             self._write(val, self.langs, ka, kb)
             tally.to_val += len(ka)

@@ -40,7 +40,6 @@ from typing import Any
 
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, ValidateConfig
-from nmt.config.mix import CleanConfig
 from nmt.data.formats import source_chunks
 from nmt.errors import ConfigError, DataError
 from nmt.data.chunks import Digests, Reservoir, Unreadable, side_by_side
@@ -241,7 +240,7 @@ def validate_corpus(data: DataConfig, cfg: ValidateConfig, raw_dir: Path, out_di
     gate leaves `out_dir` as it was)."""
     gate = Gate(REPORT_NAME)
     gate.stats["corpus"] = data.corpus
-    if data.mix is None and (cfg.clean != CleanConfig() or cfg.decontaminate.enabled):
+    if data.mix is None and (cfg.clean.any_rule or cfg.decontaminate.enabled):
         raise ConfigError(f"validate.clean and validate.decontaminate work on a mix of sources with roles; "
                           f"{data.corpus!r} is a single corpus: list it under data.mixes (docs/data.md) "
                           "or set them to {}")
