@@ -98,8 +98,7 @@ def main() -> None:
         summary["time_exponent"] = round(math.log(b["seconds"] / a["seconds"]) / math.log(b["pairs"] / a["pairs"]), 3)
         print(f"time exponent {args.growth[0]}x -> {args.growth[1]}x: {summary['time_exponent']}")
     print("memory vs the first factor:", summary["memory_ratio_to_first"])
-    write_result("clean_scale", {"factors": rows, **summary}, command="python bench/clean_scale.py "
-                 + " ".join(sys.argv[1:]), repeats=1)
+    write_result("clean_scale", {"factors": rows, **summary}, repeats=1)
 
 
 if __name__ == "__main__":

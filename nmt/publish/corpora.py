@@ -1,12 +1,10 @@
-"""Renderers of the corpus blocks: the language detectors compared (bench/langid.py) and what the
-validate stage did to each source of the general mix (reports/general/validation/raw.json)."""
+"""Renderers of the corpus blocks (docs/data.md): the language detectors compared (bench/langid.py),
+the cleaning steps at scale (bench/clean_scale.py), the Moses-escaped sample's proxy training
+(bench/moses_proxy.py)."""
 
 from __future__ import annotations
 
 from nmt.publish.sources import Sources, measured, pct, table
-
-GENERAL_RAW = "general/validation/raw"  # the general configuration's raw-data gate report
-
 
 def langid(s: Sources) -> str:
     """Accuracy by length bucket and speed of every detector the bench ran, best overall first."""
@@ -36,30 +34,25 @@ def langid(s: Sources) -> str:
     ])
 
 
-def general_sources(s: Sources) -> str:
-    """Per source of the general mix: pairs in, dropped by each rule, in dev/test sets, out."""
-    stats = s.report(GENERAL_RAW)["stats"]
-    rows = []
-    for label, src in stats["sources"].items():
-        dropped = src["dropped"]
-        overlap = dropped.get("in a dev or test set", 0)
-        repeated = dropped.get("repeated pair", 0)
-        rules = {k: v for k, v in dropped.items() if v and k not in ("in a dev or test set", "repeated pair")}
-        top = ", ".join(f"{k} {v:,}" for k, v in sorted(rules.items(), key=lambda kv: -kv[1])[:3])
-        train = src["role"] == "train"
-        share = pct(sum(rules.values()) / max(src["pairs_in"], 1)) if train else "-"
-        rows.append([label, src["role"], f"{src['pairs_in']:,}", share, top or "-", f"{repeated:,}",
-                     f"{overlap:,}", f"{src['to_val']:,}", f"{src['pairs_out'] if train else src['written']:,}"])
-    decon = stats.get("decontamination", {})
-    decon_rows = [[name, f"{c['exact']:,}", f"{c['near']:,}"] for name, c in decon.items()]
+def clean_scale(s: Sources) -> str:
+    """The validate stage of a mix, with every cleaning and decontamination step, as the corpus grows."""
+    result = s.result("clean_scale")
+    r = result["results"]
+    rows = [[f"{f}x", f"{row['pairs']:,}", f"{row['seconds']:.1f} s", f"{row['pairs_per_s']:,.0f}",
+             f"{row['peak_mib']:.0f} MiB", f"{r['memory_ratio_to_first'][f]:.2f}x"] for f, row in r["factors"].items()]
+    lines = [table(["corpus", "pairs", "wall time", "pairs/s", "peak memory", "memory vs the first"], rows, "lrrrrr")]
+    if "time_exponent" in r:
+        lines += ["", f"Time exponent between the two largest factors: {r['time_exponent']:.2f} (1.0 = linear)."]
+    return "\n".join([*lines, "", measured(result, "clean_scale")])
+
+
+def moses_proxy(s: Sources) -> str:
+    """The Moses-escaped sample detokenized, as published, or left out: the dev loss of each."""
+    result = s.result("moses_proxy")
+    r = result["results"]
+    rows = [[name, f"{v['dev_loss']:.4f}", f"{v['train_pairs']:,}", f"{v['onmt_pairs_out']:,}", f"{v['updates']:,}"]
+            for name, v in r["variants"].items()]
     return "\n".join([
-        table(["source", "role", "pairs in", "dropped by the rules", "largest rules", "repeated", "in a dev/test set",
-               "to val", "pairs out"], rows, "llrrlrrrr"),
-        "",
-        "Training pairs dropped because a side is in a dev or test set, by set (exact after normalization / "
-        "near duplicates):",
-        "",
-        table(["dev or test set", "exact", "near"], decon_rows, "lrr"),
-        "",
-        f"Source: `reports/{GENERAL_RAW}.json` (the general configuration's validate stage).",
-    ])
+        table(["the sample", f"{r['dev']} loss per token", "training pairs", "from the sample", "updates"], rows,
+              "lrrrr"),
+        "", f"Lowest dev loss: **{r['best']}**.", "", measured(result, "moses_proxy")])

@@ -27,7 +27,8 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "repro-compare": benches.repro_compare,
     "serve-load": serving.serve_load,
     "langid": corpora.langid,
-    "general-sources": corpora.general_sources,
+    "clean-scale": corpora.clean_scale,
+    "moses-proxy": corpora.moses_proxy,
 }
 
 __all__ = ["BLOCKS", "Sources"]

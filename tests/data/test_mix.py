@@ -450,37 +450,35 @@ def assert_one_line(msg: str, *parts: str) -> None:
         assert part in msg, (part, msg)
 
 
-def test_a_tsv_row_with_one_column(tmp_path: Path, data: dict) -> None:
-    path = tmp_path / "raw" / "tabs" / "deu.txt"
+def _one_column(path: Path) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     lines[41] = "just one column"
     write(path, lines)
-    sentinel = with_sentinel(tmp_path)
-    with pytest.raises(GateError) as err:
-        validate(tmp_path, data)
-    assert_one_line(str(err.value), f"{path}:42:", "expected 2 tab-separated columns", "sources readable")
-    assert_untouched(tmp_path, sentinel)
 
 
-def test_a_tmx_that_is_not_well_formed(tmp_path: Path, data: dict) -> None:
-    path = tmp_path / "raw" / "memory" / "memory.tmx"
+def _unclosed_seg(path: Path) -> None:
     text = path.read_text(encoding="utf-8").splitlines()
     text[10] = text[10].replace("</seg>", "", 1)  # an unclosed <seg> in the 4th unit
     path.write_text("\n".join(text) + "\n", encoding="utf-8")
-    sentinel = with_sentinel(tmp_path)
-    with pytest.raises(GateError) as err:
-        validate(tmp_path, data)
-    assert_one_line(str(err.value), f"{path}:11:", "malformed XML", "well-formed")
-    assert_untouched(tmp_path, sentinel)
 
 
-def test_moses_files_of_unequal_length(tmp_path: Path, data: dict) -> None:
-    path = tmp_path / "raw" / "moses" / "src.txt"
+def _two_lines_short(path: Path) -> None:
     write(path, read_lines(path)[:-2])
+
+
+@pytest.mark.parametrize(("file", "corrupt", "parts"), [
+    ("tabs/deu.txt", _one_column, ("{path}:42:", "expected 2 tab-separated columns", "sources readable")),
+    ("memory/memory.tmx", _unclosed_seg, ("{path}:11:", "malformed XML", "well-formed")),
+    ("moses/src.txt", _two_lines_short, ("tgt.txt has 61 lines", "src.txt has 59")),
+], ids=["a TSV row with one column", "a TMX that is not well-formed", "Moses files of unequal length"])
+def test_a_bad_source_file_is_one_line_naming_it_and_keeps_the_outputs(tmp_path: Path, data: dict, file: str,
+                                                                      corrupt, parts: tuple[str, ...]) -> None:
+    path = tmp_path / "raw" / file
+    corrupt(path)
     sentinel = with_sentinel(tmp_path)
     with pytest.raises(GateError) as err:
         validate(tmp_path, data)
-    assert_one_line(str(err.value), "tgt.txt has 61 lines", "src.txt has 59")
+    assert_one_line(str(err.value), *(part.format(path=path) for part in parts))
     assert_untouched(tmp_path, sentinel)
 
 
