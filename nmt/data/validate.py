@@ -234,12 +234,24 @@ def check_split(gate: Gate, data: DataConfig, cfg: ValidateConfig, raw_dir: Path
     return ok
 
 
+def provenance(data: DataConfig) -> dict[str, Any]:
+    """Per corpus read: its licence and the SHA-256 of every file fetched (the model card copies it);
+    a mix's licence note too."""
+    out: dict[str, Any] = {name: {"licence": data.corpora[name].licence,
+                                  "files": {f.name: f.sha256 for f in data.corpora[name].files}}
+                           for name in data.used_corpora()}
+    if data.mix is not None and data.mix.licence_note:
+        out["note"] = data.mix.licence_note
+    return out
+
+
 def validate_corpus(data: DataConfig, cfg: ValidateConfig, raw_dir: Path, out_dir: Path, report_dir: Path) -> Gate:
     """Run the raw-data gate on every split (of a corpus, or of a mix: `nmt.data.mixing`), writing the
     clean splits into a staged directory that replaces `out_dir` only if the gate passes (a failed
     gate leaves `out_dir` as it was)."""
     gate = Gate(REPORT_NAME)
     gate.stats["corpus"] = data.corpus
+    gate.stats["provenance"] = provenance(data)
     if data.mix is None and (cfg.clean.any_rule or cfg.decontaminate.enabled):
         raise ConfigError(f"validate.clean and validate.decontaminate work on a mix of sources with roles; "
                           f"{data.corpus!r} is a single corpus: list it under data.mixes (docs/data.md) "

@@ -64,6 +64,18 @@ def _read_split(data_dir: Path, key: str, split: str, lang: str, limit: int | No
     return read_lines(path)[:limit]
 
 
+def corpus_card(report: Path) -> dict[str, Any]:
+    """What the card says of the training data, from the validate stage's report: the corpus (or
+    mix), each corpus's licence and file hashes, and, for a mix, each source's counts and the
+    training pairs dropped for overlapping each dev or test set."""
+    try:
+        stats = json.loads(Path(report).read_text(encoding="utf-8"))["stats"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise DataError(f"{report}: cannot read the validate stage's report ({exc}); run `dvc repro validate`") from None
+    keys = ("corpus", "provenance", "sources", "decontamination", "splits")
+    return {"file": str(report), **{k: stats[k] for k in keys if k in stats}}
+
+
 def check_decoding(gate: Gate, decoding: Decoding, evaluation: dict[str, Any], metrics_path: Path) -> None:
     """The card's BLEU must describe its decoding defaults (a stale metrics file would not)."""
     for split, scores in evaluation.items():
@@ -94,6 +106,9 @@ class ExportPaths:
     out: Path = arg("package folder to replace (models/onnx)")
     reports: Path = arg("directory for gate reports (reports/validation)")
     export_metrics: Path = arg("metrics to write: parity, identical test lines, BLEU, sizes (reports/export.json)")
+    corpus_report: Path | None = arg("the validate stage's report (reports/validation/raw.json): the corpora, their "
+                                     "licences and file hashes, per-source and decontamination counts, for the card",
+                                     default=None)
 
 
 def export_stage(cfg: ExportConfig, decoding: Decoding, paths: ExportPaths,
@@ -113,6 +128,8 @@ def export_stage(cfg: ExportConfig, decoding: Decoding, paths: ExportPaths,
         graphs = write_package(translator, state["text"]["lowercase"], cfg, tmp)
         card = build_card(translator, state, cfg, decoding, graphs, tmp, paths.model, evaluation, paths.metrics,
                           recorded or {})
+        if paths.corpus_report is not None:
+            card["data"] = corpus_card(paths.corpus_report)
         atomic_write_text(tmp / CARD, json.dumps(card, indent=1, ensure_ascii=False) + "\n")
         opts = {"device": "cpu", "threads": cfg.threads, "batch_size": cfg.batch_size}
         onnx = OnnxTranslator.from_dir(tmp, **opts)  # as a consumer loads it: files verified

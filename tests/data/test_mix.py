@@ -238,6 +238,15 @@ def test_formats_are_read_as_published(tmp_path: Path, data: dict) -> None:
     assert not any("Attribution" in s for p in train for s in p)
 
 
+def test_the_report_names_each_corpus_with_its_licence_and_file_hashes(tmp_path: Path, data: dict) -> None:
+    gate = validate(tmp_path, data)
+    cfg = config(data)
+    assert set(gate.stats["provenance"]) == set(cfg.used_corpora())
+    for name, entry in gate.stats["provenance"].items():
+        corpus = cfg.corpora[name]
+        assert entry == {"licence": corpus.licence, "files": {f.name: f.sha256 for f in corpus.files}}
+
+
 def test_per_source_stats(tmp_path: Path, data: dict, small_chunks) -> None:
     gate = validate(tmp_path, data)
     assert gate.success

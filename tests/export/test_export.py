@@ -25,7 +25,7 @@ from nmt.runtime.package import load_package
 from nmt.runtime.session import OnnxModel
 from nmt.runtime.translator import OnnxTranslator
 from nmt.text.vocabularies import load_vocabularies
-from support.onnx import export, sentences
+from support.onnx import CORPUS_STATS, export, sentences
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +69,8 @@ def test_package_card_and_gate(package: Path, root: Path, model_path: Path) -> N
     assert card["special_tokens"] == {"<pad>": 0, "<unk>": 1, "<s>": 2, "</s>": 3}
     assert card["decoding"]["beam_size"] == 4 and card["source"]["model_sha256"]
     assert set(card["files"]) == names - {"model.json"}
+    # the training data as the validate stage reported it: corpora, licences, hashes, decontamination
+    assert {k: v for k, v in card["data"].items() if k != "file"} == CORPUS_STATS
 
     report = json.loads((root / "reports" / "validation" / "export.json").read_text())
     assert report["success"] is True and {c["name"] for c in report["checks"]} >= {"logits", "greedy outputs",
