@@ -10,7 +10,8 @@ training runs (nmt/train, nmt/model, the search in nmt/decode) reads these setti
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from nmt.config.loader import require
 
@@ -47,9 +48,27 @@ class EvaluateConfig:
     samples: int = 5  # best and worst sentences (by sentence BLEU) shown in the report
     attention_samples: int = 3  # sentences that get an attention page
     attention_max_tokens: int = 16  # attention samples are picked among sources no longer than this
+    # a test set listed here is scored in that direction only (an English-original news set: en-de);
+    # the others in every direction
+    test_set_directions: Mapping[str, str] = field(default_factory=dict)
+    min_bleu_by_set: Mapping[str, float] = field(default_factory=dict)  # gate: a set's own floor instead of min_bleu
+
+    def test_sets_for(self, direction: str) -> tuple[str, ...]:
+        """The test sets a model of `direction` ("src-tgt") translates and is scored on."""
+        return tuple(s for s in self.test_sets if self.test_set_directions.get(s, direction) == direction)
+
+    def floor(self, test_set: str) -> float:
+        return self.min_bleu_by_set.get(test_set, self.min_bleu)
 
     def __post_init__(self) -> None:
         require(len(self.test_sets) > 0, "test_sets", "must name at least one split")
+        for key in ("test_set_directions", "min_bleu_by_set"):
+            unknown = sorted(set(getattr(self, key)) - set(self.test_sets))
+            require(not unknown, key, f"{unknown} are not in test_sets")
+        for name, direction in self.test_set_directions.items():
+            require(len(direction.split("-")) == 2, f"test_set_directions.{name}", "expected 'src-tgt' like 'en-de'")
+        for name, floor in self.min_bleu_by_set.items():
+            require(0.0 <= floor <= 100.0, f"min_bleu_by_set.{name}", "must be between 0 and 100")
         require(len(set(self.test_sets)) == len(self.test_sets), "test_sets", "must not repeat a split")
         Decoding(self.beam_size, self.alpha, self.max_extra)  # the same ranges, named by key
         require(self.batch_size >= 1, "batch_size", "must be >= 1")

@@ -74,6 +74,8 @@ class BinarizePaths:
     reports: Path = arg("directory for gate reports (reports/validation)")
     # the shared parser types every valued option as a Path: `resolve_workers` reads it as a number
     workers: int = arg("processes numericalising shards; 0: every core this process may use", default=0)
+    direction: str | None = arg("the direction to binarize, src-tgt (the vocab stage's is the default; the reverse "
+                                "uses the same vocabularies, source and target swapped)", default=None)
 
 
 @dataclass
@@ -102,8 +104,8 @@ class Numericaliser:
     many small objects of the counts never sit in its memory beside the workers'. One per pool
     process (the vocabularies load once)."""
 
-    def __init__(self, vocab_dir: str, glue_from: str, glue_sentences: int) -> None:
-        vocabs = load_vocabularies(Path(vocab_dir))
+    def __init__(self, vocab_dir: str, direction: str | None, glue_from: str, glue_sentences: int) -> None:
+        vocabs = load_vocabularies(Path(vocab_dir), direction)
         self.encoders = {vocabs.src_lang: vocabs.source_ids, vocabs.tgt_lang: vocabs.target_ids}
         self.dtype = id_dtype(max(len(vocabs.src), len(vocabs.tgt)))  # the files' own: a quarter of int64 to send
         self.glue_from, self.glue_sentences = glue_from, glue_sentences  # count the glue of its first lines
@@ -145,7 +147,7 @@ def binarize_splits(vocabs: Vocabularies, vocab_dir: Path, tokens_dir: Path, out
     specials = 0
     try:
         for item, result in ordered_map(_stream(vocabs, tokens_dir), Numericaliser,
-                                        (str(vocab_dir), glue_from, GLUE_SENTENCES), workers):
+                                        (str(vocab_dir), vocabs.direction, glue_from, GLUE_SENTENCES), workers):
             if result is None:  # the next side begins
                 if writer is not None:
                     writer.close()
@@ -192,9 +194,10 @@ def gate_split(gate: Gate, vocabs: Vocabularies, out_dir: Path, split: str, stat
                    f"{src.empty} source, {tgt.empty} target sequences without one")
 
 
-def binarize_stage(tokens_dir: Path, vocab_dir: Path, out_dir: Path, report_dir: Path, workers: int = 1) -> Gate:
+def binarize_stage(tokens_dir: Path, vocab_dir: Path, out_dir: Path, report_dir: Path, workers: int = 1,
+                   direction: str | None = None) -> Gate:
     """Write data/bin into a staged directory (on `workers` processes), gate it, and only then swap it in."""
-    vocabs = load_vocabularies(vocab_dir)
+    vocabs = load_vocabularies(vocab_dir, direction)
     dtype = id_dtype(max(len(vocabs.src), len(vocabs.tgt)))
     gate = Gate(REPORT_NAME)
     with staged_dir(out_dir) as tmp:
@@ -214,7 +217,8 @@ def binarize_stage(tokens_dir: Path, vocab_dir: Path, out_dir: Path, report_dir:
 
 
 def run(params: BinarizeParams, paths: BinarizePaths) -> Gate:
-    gate = binarize_stage(paths.tokens, paths.vocab, paths.out, paths.reports, resolve_workers(paths.workers))
+    direction = None if paths.direction is None else str(paths.direction)
+    gate = binarize_stage(paths.tokens, paths.vocab, paths.out, paths.reports, resolve_workers(paths.workers), direction)
     counts = ", ".join(f"{split}: {s['pairs']} pairs" for split, s in gate.stats["splits"].items())
     log.info("binarized %s (%s ids) into %s", counts, gate.stats["dtype"], paths.out)
     return gate

@@ -112,11 +112,12 @@ def _relative(path: Path, start: Path) -> str:
 def evaluate_stage(cfg: EvaluateConfig, paths: EvaluatePaths) -> Gate:
     """Translate, score and gate every test set; write metrics, translations and report pages."""
     translator = Translator.from_file(paths.model, cfg.decoding, cfg.batch_size)
-    results = {name: translate_test_set(translator, cfg, name, paths.data, paths.tokens) for name in cfg.test_sets}
+    sets = cfg.test_sets_for(translator.vocabs.direction)
+    results = {name: translate_test_set(translator, cfg, name, paths.data, paths.tokens) for name in sets}
     gate = Gate(REPORT_NAME)
     for name, r in results.items():
         m = r["metrics"]
-        gate.check(f"{name}: sacreBLEU floor", m["sacrebleu"] >= cfg.min_bleu, f">= {cfg.min_bleu:g}",
+        gate.check(f"{name}: sacreBLEU floor", m["sacrebleu"] >= cfg.floor(name), f">= {cfg.floor(name):g}",
                    f"{m['sacrebleu']:.2f}")
         gate.check(f"{name}: <unk> rate", m["unk_rate"] <= cfg.max_unk_rate, f"<= {cfg.max_unk_rate:g} of output tokens",
                    f"{m['unk_rate']:.4f} ({m['unk_sentences']} of {m['sentences']} sentences contain <unk>)")

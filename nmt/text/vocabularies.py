@@ -42,12 +42,29 @@ class Vocabularies:
         return self.manifest["tgt_lang"]
 
     @property
+    def direction(self) -> str:
+        return f"{self.src_lang}-{self.tgt_lang}"
+
+    @property
     def hashes(self) -> dict[str, str | None]:
         """SHA-256 of the source and target vocabularies and the BPE merges (None: word level), as
         the manifest records them: what ids made with these vocabularies (data/bin) are checked against."""
         bpe = self.manifest.get("bpe")
         return {"src": self.manifest["src"]["sha256"], "tgt": self.manifest["tgt"]["sha256"],
                 "bpe": bpe["sha256"] if bpe else None}
+
+    def toward(self, direction: str | None) -> Vocabularies:
+        """These vocabularies for translating `direction` ("src-tgt"): themselves when it is theirs,
+        source and target swapped when it is the reverse (one vocab stage serves both directions of
+        a language pair), a `DataError` for other languages; None: as they are."""
+        if direction is None or direction == f"{self.src_lang}-{self.tgt_lang}":
+            return self
+        if direction != f"{self.tgt_lang}-{self.src_lang}":
+            raise DataError(f"direction {direction!r}: these vocabularies are {self.src_lang}-{self.tgt_lang}; "
+                            f"translate {self.src_lang}-{self.tgt_lang} or {self.tgt_lang}-{self.src_lang}")
+        m = self.manifest
+        manifest = {**m, "src_lang": m["tgt_lang"], "tgt_lang": m["src_lang"], "src": m["tgt"], "tgt": m["src"]}
+        return Vocabularies(self.tgt, self.src, self.bpe, manifest)
 
     def pieces(self, tokens: list[str], vocab: Vocabulary | None = None, dropout: float = 0.0,
                rng: random.Random | None = None) -> list[str]:
@@ -72,8 +89,9 @@ class Vocabularies:
         return merge_pieces(symbols) if self.bpe is not None else symbols
 
 
-def load_vocabularies(vocab_dir: Path) -> Vocabularies:
-    """Load and verify (SHA-256 against the manifest) the output of the vocab stage."""
+def load_vocabularies(vocab_dir: Path, direction: str | None = None) -> Vocabularies:
+    """Load and verify (SHA-256 against the manifest) the output of the vocab stage, turned toward
+    `direction` (`Vocabularies.toward`; None: the vocab stage's own)."""
     vocab_dir = Path(vocab_dir)
     try:
         manifest = json.loads((vocab_dir / MANIFEST).read_text(encoding="utf-8"))
@@ -93,7 +111,7 @@ def load_vocabularies(vocab_dir: Path) -> Vocabularies:
         bpe = BPE.load(vocab_dir / files["bpe"][0])
         if bpe.sha256 != files["bpe"][1]:
             raise DataError(f"{vocab_dir / files['bpe'][0]}: SHA-256 differs from {MANIFEST}; re-run the vocab stage")
-    return Vocabularies(src, tgt, bpe, manifest)
+    return Vocabularies(src, tgt, bpe, manifest).toward(direction)
 
 
 def pad_batch(rows: Sequence[Sequence[int]]) -> np.ndarray:

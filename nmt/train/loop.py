@@ -47,6 +47,7 @@ from nmt.train.batching import (
 )
 from nmt.train.distributed import Dist, all_sum, init_distributed
 from nmt.train.live import log_live, open_live
+from nmt.train.pairs import bin_direction
 from nmt.train.loss import LabelSmoothingKL
 from nmt.train.monitor import greedy_bleu, validation_loss
 from nmt.train.resume import Progress, restore, resume_conflict, state_dict
@@ -118,15 +119,14 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
 
 def setup(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir: Path, ckpt_dir: Path,
           live_dir: Path | None, bin_dir: Path | None = None) -> tuple[Run, Progress]:
-    """Device, data, model, optimizer and loss, and the progress of a resumed checkpoint (a
-    fresh `Progress` without one). Torch's RNG is seeded, then drawn by `build_model`, then
-    replaced by a resumed checkpoint's state."""
+    """Device, data, model, optimizer and loss, and a resumed checkpoint's progress (else a fresh
+    `Progress`). Torch's RNG is seeded, drawn by `build_model`, then replaced by a resumed state."""
     info = init_distributed("cuda" if cfg.device != "cpu" and torch.cuda.is_available() else "cpu")
     device = pick_device(cfg.device, info)
     if device.type == "cpu" and cfg.num_threads:
         torch.set_num_threads(cfg.num_threads)
     torch.manual_seed(cfg.seed)
-    vocabs = load_vocabularies(vocab_dir)
+    vocabs = load_vocabularies(vocab_dir, bin_direction(bin_dir))  # one vocab stage, either direction
     if cfg.bpe_dropout > 0 and vocabs.bpe is None:
         raise ConfigError(f"train.bpe_dropout={cfg.bpe_dropout:g} needs a BPE vocabulary, but {vocab_dir} is word "
                           "level; set vocab.kind: bpe or train.bpe_dropout: 0")

@@ -96,6 +96,19 @@ class PairArrays:
 Pairs = Sequence[Pair] | PairArrays  # what batching and collate take: lists of pairs, or their arrays
 
 
+def bin_direction(bin_dir: Path | None) -> str | None:
+    """The direction data/bin was binarized for ("src-tgt"), from its manifest: the train stage turns
+    the vocabularies toward it; None without a bin folder or a readable manifest (read_manifest says
+    what is wrong when the pairs are opened)."""
+    if bin_dir is None:
+        return None
+    try:
+        manifest = json.loads((Path(bin_dir) / MANIFEST).read_text(encoding="utf-8"))
+        return f"{manifest['src_lang']}-{manifest['tgt_lang']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def read_manifest(bin_dir: Path, vocabs: Vocabularies) -> dict:
     """data/bin/manifest.json, checked: this format, and made with the vocabularies of `vocabs`."""
     path = Path(bin_dir) / MANIFEST

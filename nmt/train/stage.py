@@ -36,7 +36,7 @@ from nmt.train.distributed import init_distributed, shutdown
 from nmt.train.loop import Progress, train
 from nmt.train.loss import LabelSmoothingKL
 from nmt.train.monitor import plot_curves, validation_loss
-from nmt.train.pairs import open_split
+from nmt.train.pairs import bin_direction, open_split
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ def train_stage(model_cfg: ModelConfig, cfg: TrainConfig, tokenize_cfg: Tokenize
 def _finish(model: Transformer, prog: Progress, detok: Detokenizer, model_cfg: ModelConfig, cfg: TrainConfig,
             tokenize_cfg: TokenizeConfig, paths: TrainPaths) -> Gate:
     how = final_weights(model, cfg, checkpoint.CheckpointDir(paths.checkpoints, cfg.keep_last))
-    vocabs = load_vocabularies(paths.vocab)
+    vocabs = load_vocabularies(paths.vocab, bin_direction(paths.bin))
     device = next(model.parameters()).device
     val_loss = validation_loss(model, open_split(paths.bin, "val", vocabs),
                                LabelSmoothingKL(len(vocabs.tgt), cfg.label_smoothing), cfg.max_tokens,

@@ -212,3 +212,17 @@ def test_cli_missing_params_file(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 1 and len(err.strip().splitlines()) == 1
     assert str(missing) in err and "not found" in err and "Traceback" not in err
+
+
+def test_test_sets_by_direction_and_their_floors(tmp_path) -> None:
+    """The general configuration scores each direction on its own sets (issue 39), with per-set floors."""
+    from nmt.config.evaluate import EvaluateConfig
+
+    cfg = EvaluateConfig(test_sets=("flickr", "news-de", "news-en"), min_bleu=20.0,
+                         test_set_directions={"news-de": "de-en", "news-en": "en-de"}, min_bleu_by_set={"news-de": 3.0})
+    assert cfg.test_sets_for("de-en") == ("flickr", "news-de") and cfg.test_sets_for("en-de") == ("flickr", "news-en")
+    assert cfg.floor("news-de") == 3.0 and cfg.floor("flickr") == 20.0
+    from nmt.config.loader import InvalidValue
+
+    with pytest.raises(InvalidValue, match="are not in test_sets"):
+        EvaluateConfig(test_sets=("flickr",), min_bleu_by_set={"news": 3.0})

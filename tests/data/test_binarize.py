@@ -21,7 +21,7 @@ from nmt.text.detokenizer import Detokenizer
 from nmt.text.tokenizer import read_tokenized
 from nmt.text.vocabularies import load_vocabularies
 from nmt.train.batching import load_pairs
-from nmt.train.pairs import open_split
+from nmt.train.pairs import bin_direction, open_split
 from support.corpus import ROOT, data_config, synthetic_pairs, write_corpus
 from support.train import copy_corpus, write_split
 from support.validate import SMALL
@@ -66,6 +66,29 @@ def test_the_stage_writes_the_ids_numericalise_makes(pipeline, tmp_path: Path) -
     report = json.loads((tmp_path / "reports" / "binarize.json").read_text())
     assert report["success"] and (tmp_path / "reports" / "binarize.md").is_file()
     assert {c["name"] for c in report["checks"]} >= {"train: aligned", "train: no empty side", "val.en: ids"}
+
+
+def test_the_reverse_direction_uses_the_same_vocabularies_turned_around(pipeline, tmp_path: Path) -> None:
+    """One vocab stage serves both directions (issue 39): en-de ids are the de-en vocabularies' with source
+    and target swapped, and the train stage reads the direction from data/bin."""
+    tokens, vocab = pipeline
+    assert binarize_stage(tokens, vocab, tmp_path / "bin", tmp_path / "reports", direction="en-de").success
+    vocabs = load_vocabularies(vocab, "en-de")
+    assert (vocabs.src_lang, vocabs.tgt_lang) == ("en", "de")
+    manifest = json.loads((tmp_path / "bin" / "manifest.json").read_text())
+    assert (manifest["src_lang"], manifest["tgt_lang"]) == ("en", "de") and manifest["vocab"] == vocabs.hashes
+    assert bin_direction(tmp_path / "bin") == "en-de"
+    for split in ("train", "val"):
+        assert open_split(tmp_path / "bin", split, vocabs).to_lists() == load_pairs(tokens, split, vocabs)
+    with pytest.raises(DataError, match="binarized for en-de"):
+        open_split(tmp_path / "bin", "train", load_vocabularies(vocab))  # the vocab stage's own direction
+
+
+def test_a_direction_of_other_languages_is_a_clear_error(pipeline, tmp_path: Path) -> None:
+    tokens, vocab = pipeline
+    with pytest.raises(DataError, match="'fr-en': these vocabularies are de-en; translate de-en or en-de"):
+        binarize_stage(tokens, vocab, tmp_path / "bin", tmp_path / "reports", direction="fr-en")
+    assert not (tmp_path / "bin").exists()
 
 
 def test_chunks_do_not_change_the_files(tmp_path: Path, monkeypatch) -> None:
@@ -187,7 +210,7 @@ def test_a_shard_crosses_the_pool_small(pipeline) -> None:
 
     tokens, vocab = pipeline
     targets = tokens / "train.en.tsv"
-    numericalise = binarize.Numericaliser(str(vocab), str(targets), 10)
+    numericalise = binarize.Numericaliser(str(vocab), None, str(targets), 10)
     job = next(read_shards(targets, "en", 50))
     ids, lengths, glue = numericalise(job)
     vocabs = load_vocabularies(vocab)
