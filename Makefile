@@ -20,7 +20,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 TEST_SEED ?= 20261125
 PYTEST_ARGS ?=
 
-.PHONY: install repro repro-general test bench lock clean-venv
+.PHONY: install repro repro-general blind test bench lock clean-venv
 
 install: $(VENV)/.installed
 
@@ -52,6 +52,16 @@ repro: install
 # Offline, point NMT_DATA_MIRROR at a folder with one sub-folder per corpus (../shared/data).
 repro-general: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro general/dvc.yaml
+
+# The blind sets (sources without references, $(BLIND)/README.md): each file translated with the general
+# package of its direction into reports/blind/<name>.<target language>, one line out per line in.
+BLIND ?= ../shared/data/blind
+blind: install
+	mkdir -p reports/blind
+	for src in $(BLIND)/de-en.*.de $(BLIND)/en-de.*.en; do \
+		name=$$(basename $$src); dir=$${name%%.*}; tgt=$${dir#*-}; \
+		$(BIN)/nmt translate --model models/general/$$dir/onnx --input $$src --output reports/blind/$${name%.*}.$$tgt || exit 1; \
+	done
 
 test: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest --randomly-seed=$(TEST_SEED) $(PYTEST_ARGS)

@@ -62,6 +62,8 @@ class EvaluateConfig:
 
     def __post_init__(self) -> None:
         require(len(self.test_sets) > 0, "test_sets", "must name at least one split")
+        for key in ("test_set_directions", "min_bleu_by_set"):  # plain dicts: asdict() copies them into cards
+            object.__setattr__(self, key, dict(getattr(self, key)))
         for key in ("test_set_directions", "min_bleu_by_set"):
             unknown = sorted(set(getattr(self, key)) - set(self.test_sets))
             require(not unknown, key, f"{unknown} are not in test_sets")

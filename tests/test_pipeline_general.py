@@ -1,0 +1,130 @@
+"""The general configuration end to end through DVC, both directions, in a scratch project: a tiny
+mix written by the test (real Multi30k sentences, a TSV train source and line-file dev and test
+sources, file:// URLs) with general/params.yaml's cleaning and decontamination, the smoke model.
+
+`dvc repro general/dvc.yaml` runs the data stages once and binarize, train, evaluate, export and
+ctranslate2 for de-en and en-de (issue 39, item 1): each direction's package says its direction,
+is scored on the test sets of its direction, and its card records the corpora and the
+decontamination counts; a second run does nothing.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from support.corpus import ROOT, sha256
+from support.scratch import commit_project, project_env
+from support.scratch import dvc as _dvc
+
+pytestmark = pytest.mark.slow
+DIRECTIONS = ("de-en", "en-de")
+
+
+def _lines(path: Path) -> list[str]:
+    return gzip.decompress(path.read_bytes()).decode("utf-8").splitlines()
+
+
+def _file(directory: Path, name: str, text: str) -> dict:
+    data = text.encode("utf-8")
+    (directory / name).write_bytes(data)
+    return {"name": name, "url": (directory / name).as_uri(), "sha256": sha256(data)}
+
+
+def tiny_mix(src: Path, mirror: Path) -> dict:
+    """`data` of general/params.yaml with one corpus: Multi30k val as a TSV train source (English<TAB>German,
+    with a leaked test pair), test_2016's first 150 pairs as dev and the next 150 as two test sets."""
+    de, en = _lines(mirror / "val.de.gz"), _lines(mirror / "val.en.gz")
+    tde, ten = _lines(mirror / "test_2016_flickr.de.gz"), _lines(mirror / "test_2016_flickr.en.gz")
+    src.mkdir(parents=True)
+    rows = [f"{e}\t{d}" for d, e in zip(de, en)] + [f"{ten[200]}\t{tde[200]}"]  # a test pair leaked into train
+    files = [_file(src, "train.tsv", "".join(r + "\n" for r in rows))]
+    splits = {"train": {"format": "tsv", "file": "train.tsv", "en": 0, "de": 1}}
+    for split, (a, b) in {"dev": (0, 150), "test_a": (150, 225), "test_b": (225, 300)}.items():
+        files += [_file(src, f"{split}.de", "".join(s + "\n" for s in tde[a:b])),
+                  _file(src, f"{split}.en", "".join(s + "\n" for s in ten[a:b]))]
+        splits[split] = {"de": f"{split}.de", "en": f"{split}.en"}
+    params = yaml.safe_load((ROOT / "general" / "params.yaml").read_text())
+    data = params["data"]
+    data["corpora"] = {"tiny": {"languages": ["de", "en"], "licence": "test data", "requires_train": False,
+                                "files": files, "splits": splits}}
+    data["mixes"] = {"general": {"languages": ["de", "en"], "sources": [
+        {"corpus": "tiny", "split": "train", "role": "train", "dev_share": 0.05},
+        {"corpus": "tiny", "split": "dev", "role": "dev"},
+        {"corpus": "tiny", "split": "test_a", "role": "test"},
+        {"corpus": "tiny", "split": "test_b", "role": "test"}]}}
+    return data
+
+
+def build(root: Path, mirror: Path) -> Path:
+    for name in (".dvcignore", ".gitignore"):
+        shutil.copy(ROOT / name, root / name)
+    (root / "general").mkdir()
+    shutil.copy(ROOT / "general" / "dvc.yaml", root / "general" / "dvc.yaml")
+    shutil.copytree(ROOT / "nmt", root / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
+    params = yaml.safe_load((ROOT / "general" / "params.yaml").read_text())
+    params["data"] = tiny_mix(root / "srv", mirror)
+    for section, values in yaml.safe_load((ROOT / "tests" / "support" / "smoke_params.yaml").read_text()).items():
+        params[section].update(values)
+    params["validate"].update(min_pairs=50, min_train_pairs=500)
+    params["validate"]["clean"]["min_lexical"] = 0.0  # the dictionary rule has its own tests (tests/data)
+    params["vocab"].update(bpe_merges=300, min_size=100)
+    params["tokenize"]["max_tokens"] = 128
+    params["evaluate"].update(test_sets=["test_a", "test_b"], test_set_directions={"test_b": "en-de"},
+                              min_bleu_by_set={})
+    params["export"].update(compare_split="test_a", ctranslate2=True)
+    (root / "general" / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root
+
+
+def _env() -> dict:
+    env = project_env(None)
+    env.pop("NMT_DATA_MIRROR", None)  # the tiny corpus is fetched from its file:// URLs
+    return env
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> Path:
+    root = build(tmp_path_factory.mktemp("general"), mirror)
+    env = _env()
+    commit_project(root, env)
+    run = _dvc(root, env, "repro", "general/dvc.yaml")
+    assert run.returncode == 0, run.stderr[-3000:] + run.stdout[-3000:]
+    return root
+
+
+def test_both_directions_are_trained_scored_and_packaged(project: Path) -> None:
+    for direction in DIRECTIONS:
+        src, tgt = direction.split("-")
+        card = json.loads((project / "models" / "general" / direction / "onnx" / "model.json").read_text())
+        assert card["languages"] == {"src": src, "tgt": tgt}
+        assert (project / "models" / "general" / direction / "ct2").is_dir()
+        metrics = json.loads((project / "reports" / "general" / direction / "metrics.json").read_text())
+        assert set(metrics) == ({"test_a"} if direction == "de-en" else {"test_a", "test_b"})
+        manifest = json.loads((project / "data" / "general" / direction / "bin" / "manifest.json").read_text())
+        assert (manifest["src_lang"], manifest["tgt_lang"]) == (src, tgt)
+    vocab = {d: json.loads((project / "data" / "general" / d / "bin" / "manifest.json").read_text())["vocab"]
+             for d in DIRECTIONS}
+    assert vocab["de-en"]["bpe"] == vocab["en-de"]["bpe"]  # one joint vocabulary
+
+
+def test_the_card_records_the_corpora_and_the_decontamination(project: Path) -> None:
+    card = json.loads((project / "models" / "general" / "de-en" / "onnx" / "model.json").read_text())
+    data = card["data"]
+    assert data["corpus"] == "general" and data["provenance"]["tiny"]["licence"] == "test data"
+    assert set(data["provenance"]["tiny"]["files"]) == {"train.tsv", *(f"{s}.{lang}" for s in ("dev", "test_a", "test_b")
+                                                                       for lang in ("de", "en"))}
+    assert data["decontamination"]["test_a"]["exact"] >= 1  # the leaked test pair left training
+    assert data["sources"]["tiny.train"]["to_val"] > 0
+
+
+def test_a_second_run_does_nothing(project: Path) -> None:
+    again = _dvc(project, _env(), "repro", "general/dvc.yaml")
+    assert again.returncode == 0 and "Data and pipelines are up to date." in again.stdout, again.stdout
