@@ -60,7 +60,7 @@ blind: install
 	mkdir -p reports/blind
 	for src in $(BLIND)/de-en.*.de $(BLIND)/en-de.*.en; do \
 		name=$$(basename $$src); dir=$${name%%.*}; tgt=$${dir#*-}; \
-		$(BIN)/nmt translate --model models/general/$$dir/onnx --input $$src --output reports/blind/$${name%.*}.$$tgt || exit 1; \
+		$(BIN)/nmt translate --model models/general/$$dir/onnx --direction $$dir --input $$src --output reports/blind/$${name%.*}.$$tgt || exit 1; \
 	done
 
 test: install

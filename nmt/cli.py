@@ -130,6 +130,10 @@ def translate(args: argparse.Namespace) -> None:
                         "1: this process decodes)")
     check_paths(args.model, args.input, args.output)
     translator = open_translator(args)
+    direction = translator.vocabs.direction
+    if args.direction is not None and args.direction != direction:
+        raise DataError(f"--model {args.model} translates {direction}, not {args.direction}: pick the model of "
+                        f"that direction (the general packages: models/general/{args.direction}/onnx)")
     if args.input is None:
         lines = split_lines(sys.stdin.buffer.read(), "<stdin>")
     else:
@@ -138,7 +142,7 @@ def translate(args: argparse.Namespace) -> None:
         except OSError as exc:
             raise DataError(f"{args.input}: cannot read: {exc.strerror}") from None
     total = sum(1 for x in lines if x.strip())
-    log.info("translating %d lines (%d sentences), beam %d", len(lines), total, translator.beam_size)
+    log.info("translating %d lines (%d sentences) %s, beam %d", len(lines), total, direction, translator.beam_size)
     bar = tqdm(total=total, unit="sent", desc="translate") if sys.stderr.isatty() else None
     progress = bar.update if bar is not None else ProgressLog(total)
     out = translator.translate_stream(lines, progress=progress)
@@ -200,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=float, default=None,
                    help="length penalty ((5 + length) / 6) ** alpha of beam search (default: the ONNX card's; "
                         f"for model files {DEFAULT_DECODING.alpha}, the evaluate stage's default, tuned on val)")
+    p.add_argument("--direction", help="the direction you expect, e.g. de-en: an error when the model translates "
+                                         "another (the model's own is logged either way)")
     p.add_argument("--input", type=Path, help="input file (default: stdin)")
     p.add_argument("--output", type=Path, help="output file, written atomically; not the input (default: stdout, "
                                               "line by line as translations are made)")

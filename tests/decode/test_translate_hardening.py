@@ -43,6 +43,19 @@ def test_progress_is_logged_when_not_on_a_terminal(model_path: Path, tmp_path: P
     assert "translated 3/3 sentences" in caplog.text and "sentences/s" in caplog.text and "left)" in caplog.text
 
 
+def test_the_model_says_its_direction_and_another_expected_one_is_refused(model_path: Path, tmp_path: Path, capsys,
+                                                                         caplog) -> None:
+    src = tmp_path / "in.txt"
+    src.write_text("s1 s2\n")
+    direction = Translator.from_file(model_path).vocabs.direction
+    reverse = "-".join(reversed(direction.split("-")))
+    with caplog.at_level(logging.INFO, logger="nmt.translate"):
+        assert main(["translate", "--model", str(model_path), "--direction", direction, "--input", str(src)]) == 0
+    assert f"(1 sentences) {direction}, beam" in caplog.text
+    assert main(["translate", "--model", str(model_path), "--direction", reverse, "--input", str(src)]) == 1
+    _one_line_error(capsys, f"translates {direction}, not {reverse}", f"models/general/{reverse}/onnx")
+
+
 def test_output_streams_in_input_order_one_window_at_a_time(model_path: Path) -> None:
     translator = Translator.from_file(model_path)
     calls: list[int] = []
