@@ -44,6 +44,7 @@ def test_checksum_mismatch_keeps_previous_good_file(tmp_path, http_server, chang
         download_corpus(data_config(corpus), out)
     msg = str(err.value)
     assert "train.en.gz" in msg and "checksum" in msg and "nothing was replaced" in msg
+    assert "re-pin it: set sha256: " in msg and "data.corpora.tiny.files" in msg  # how to take the new file
     assert server.requests == ["/train.en.gz"]  # the other files were already present and good
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # byte-for-byte, nothing else touched
     assert hidden(out) == []
