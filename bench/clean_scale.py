@@ -33,7 +33,7 @@ from bench.scale import make_corpus, run_measured  # noqa: E402
 COMMAND = "python -m nmt.data.validate --params params.yaml --raw raw --out validated --reports reports"
 
 
-def mix_params(mirror: Path, factor: int) -> dict[str, Any]:
+def mix_params() -> dict[str, Any]:
     """general/params.yaml with one synthetic train corpus, Multi30k's dev and test, newstest2014."""
     params = yaml.safe_load((ROOT / "general" / "params.yaml").read_text(encoding="utf-8"))
     corpora = params["data"]["corpora"]
@@ -66,7 +66,7 @@ def prepare(work: Path, mirror: Path, factor: int) -> int:
     (raw / "wmt-news").mkdir(parents=True, exist_ok=True)
     for lang in ("de", "en"):
         shutil.copy(mirror / "wmt-news" / f"newstest2014.de-en.{lang}", raw / "wmt-news")
-    (work / "params.yaml").write_text(yaml.safe_dump(mix_params(mirror, factor), sort_keys=False), encoding="utf-8")
+    (work / "params.yaml").write_text(yaml.safe_dump(mix_params(), sort_keys=False), encoding="utf-8")
     return pairs
 
 

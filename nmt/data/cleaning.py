@@ -98,6 +98,14 @@ def _lexicon(path: Path, langs: tuple[str, str]) -> LexicalScore:
     return LexicalScore(path, langs)
 
 
+def pair_digests(a: list[str], b: list[str]) -> np.ndarray:
+    """8-byte BLAKE2b digest of each pair, as uint64: the duplicate look-up's key, and the mix's
+    (nmt.data.mixing) draw of a dev share and a weight's fraction, fixed by the pair's text."""
+    return np.fromiter((int.from_bytes(hashlib.blake2b(f"{x}\t{y}".encode(), digest_size=8,
+                                                         person=b"nmt-mix").digest(), "little")
+                        for x, y in zip(a, b)), dtype=np.uint64, count=len(a))
+
+
 class SeenPairs:
     """The pairs seen so far, as a sorted array of 8-byte digests (8 bytes per distinct pair; two
     distinct pairs collide with probability about pairs^2 / 2^65). A chunk is looked up and merged
@@ -106,14 +114,9 @@ class SeenPairs:
     def __init__(self) -> None:
         self.seen = np.empty(0, dtype=np.uint64)
 
-    @staticmethod
-    def digests(a: list[str], b: list[str]) -> np.ndarray:
-        return np.fromiter((int.from_bytes(hashlib.blake2b(f"{x}\t{y}".encode(), digest_size=8).digest(), "little")
-                            for x, y in zip(a, b)), dtype=np.uint64, count=len(a))
-
-    def repeated(self, a: list[str], b: list[str], skip: Mask) -> Mask:
-        """Mask of the pairs seen before (earlier in this chunk included); the others are added."""
-        d = self.digests(a, b)
+    def repeated(self, d: np.ndarray, skip: Mask) -> Mask:
+        """Mask of the pairs (their `pair_digests`) seen before, earlier in this chunk included; the
+        others are added. Pairs marked `skip` are neither looked up nor added."""
         live = np.flatnonzero(~skip)
         uniq, first = np.unique(d[live], return_index=True)
         dup = np.ones(len(live), dtype=bool)
@@ -124,7 +127,7 @@ class SeenPairs:
         dup[first[known]] = True
         new = uniq[~known]
         self.seen = np.insert(self.seen, np.searchsorted(self.seen, new), new)
-        out = np.zeros(len(a), dtype=bool)
+        out = np.zeros(len(d), dtype=bool)
         out[live] = dup
         return out
 
@@ -175,9 +178,11 @@ class Cleaner:
                 bad[idx] |= self.identify([side[i] for i in idx], lang)
         return bad
 
-    def apply(self, a: list[str], b: list[str], dropped: Mask, counts: Counter) -> Mask:
+    def apply(self, a: list[str], b: list[str], dropped: Mask, counts: Counter, digests: np.ndarray | None = None
+              ) -> Mask:
         """Run the rules on the pairs not yet `dropped`; count each newly dropped pair under its
-        first failed rule in `counts`; return the updated mask (duplicates checked last)."""
+        first failed rule in `counts`; return the updated mask (duplicates checked last, by the
+        pairs' `digests` when the caller has them)."""
         dropped = dropped.copy()
         for name, rule in self.rules():
             live = np.flatnonzero(~dropped)
@@ -187,7 +192,7 @@ class Cleaner:
             counts[name] += int(bad.sum())
             dropped[live[bad]] = True
         if self.cfg.dedupe:
-            rep = self.seen.repeated(a, b, dropped)
+            rep = self.seen.repeated(pair_digests(a, b) if digests is None else digests, dropped)
             counts["repeated pair"] += int(rep.sum())
             dropped |= rep
         return dropped

@@ -22,7 +22,6 @@ source whose rules drop more than its `max_filtered_rate`, or that repeats more 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -34,7 +33,7 @@ import numpy as np
 
 from nmt.config.data import DataConfig, ValidateConfig
 from nmt.config.mix import MixSource
-from nmt.data.cleaning import Cleaner, Mask
+from nmt.data.cleaning import Cleaner, Mask, pair_digests
 from nmt.data.decontaminate import Decontaminator
 from nmt.data.formats import source_chunks
 from nmt.errors import DataError
@@ -49,15 +48,9 @@ REPEATED = "repeated pair"  # the cleaner's dedupe count (nmt.data.cleaning)
 OVERLAP = "in a dev or test set"  # decontamination's count
 
 
-def pair_digests(a: list[str], b: list[str]) -> np.ndarray:
-    """8-byte BLAKE2b digest of each pair: its low 32 bits pick the dev share, its high ones the
-    fraction of a weight, so both are fixed by the pair's text, not by its position."""
-    return np.fromiter((int.from_bytes(hashlib.blake2b(f"{x}\t{y}".encode(), digest_size=8,
-                                                         person=b"nmt-mix").digest(), "little")
-                        for x, y in zip(a, b)), dtype=np.uint64, count=len(a))
-
-
 def _uniform(d: np.ndarray, high: bool) -> np.ndarray:
+    """A draw in [0, 1) from a pair's digest: its low 32 bits pick the dev share, its high ones the
+    fraction of a weight, so both are fixed by the pair's text, not by its position."""
     bits = (d >> np.uint64(32)) if high else (d & np.uint64(0xFFFFFFFF))
     return bits.astype(np.float64) / 2.0**32
 
@@ -185,7 +178,7 @@ class MixWriter:
             d = pair_digests(a, b)
             live = np.flatnonzero(_uniform(d, high=False) >= src.dev_share)
             a, b, d = [a[i] for i in live], [b[i] for i in live], d[live]
-            dropped = self.cleaner.apply(a, b, row_checks(a, b, self.cfg, tally.dropped), tally.dropped)
+            dropped = self.cleaner.apply(a, b, row_checks(a, b, self.cfg, tally.dropped), tally.dropped, d)
             if self.decon is not None:
                 hits = self.decon.check(a, b, dropped)
                 tally.dropped[OVERLAP] += int(hits.sum())

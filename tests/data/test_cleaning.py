@@ -24,7 +24,8 @@ import pytest
 
 from nmt.config.mix import CleanConfig
 from nmt.config.params import load_params
-from nmt.data.cleaning import (Cleaner, SeenPairs, alpha_share, number_mismatch, numbers, other_script_share, same,
+from nmt.data.cleaning import (Cleaner, SeenPairs, alpha_share, number_mismatch, numbers, other_script_share, pair_digests,
+                               same,
                                url_mismatch, urls)
 from nmt.data.lexicon import LexicalScore
 from nmt.errors import ConfigError
@@ -450,7 +451,7 @@ def test_lexical_rule_is_german_english_only(ding: Path) -> None:
 
 def seen_pairs(seen: SeenPairs, pairs: list[tuple[str, str]], skip: list[bool] | None = None) -> list[bool]:
     s = np.zeros(len(pairs), dtype=bool) if skip is None else np.array(skip)
-    return seen.repeated([a for a, _ in pairs], [b for _, b in pairs], s).tolist()
+    return seen.repeated(pair_digests([a for a, _ in pairs], [b for _, b in pairs]), s).tolist()
 
 
 def test_seen_pairs_keeps_the_first_within_a_chunk() -> None:
