@@ -42,6 +42,7 @@ _URL = re.compile(r"(?:https?://|www\.)[^\s<>\"]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
 _TRAILING = ".,;:!?)]}'\""
 
 Mask = np.ndarray  # (n,) bool: True = the pair is rejected
+REPEATED = "repeated pair"  # the dedupe rule's count, which the mix's gate holds to max_duplicate_rate
 Rule = Callable[[list[str], list[str]], Mask]
 
 
@@ -193,6 +194,6 @@ class Cleaner:
             dropped[live[bad]] = True
         if self.cfg.dedupe:
             rep = self.seen.repeated(pair_digests(a, b) if digests is None else digests, dropped)
-            counts["repeated pair"] += int(rep.sum())
+            counts[REPEATED] += int(rep.sum())
             dropped |= rep
         return dropped

@@ -33,7 +33,7 @@ import numpy as np
 
 from nmt.config.data import DataConfig, ValidateConfig
 from nmt.config.mix import MixSource
-from nmt.data.cleaning import Cleaner, Mask, pair_digests
+from nmt.data.cleaning import REPEATED, Cleaner, Mask, pair_digests
 from nmt.data.decontaminate import Decontaminator
 from nmt.data.formats import source_chunks
 from nmt.errors import DataError
@@ -44,7 +44,6 @@ from nmt.gates.gate import Gate
 log = logging.getLogger(__name__)
 
 CHUNK_LINES = 20_000
-REPEATED = "repeated pair"  # the cleaner's dedupe count (nmt.data.cleaning)
 OVERLAP = "in a dev or test set"  # decontamination's count
 
 
