@@ -8,8 +8,13 @@ when the challenger is not worse than the champion: champion/challenger, `decide
 server: `gto show` and `git tag` read the registry; a consumer fetches the package at `prod`
 with `dvc artifacts get REPO nmt-de-en-onnx --stage prod -o nmt-onnx` (docs/lifecycle.md).
 
+Each model a dvc.yaml declares is promoted on its own metrics (flows/models.py): the default
+dvc.yaml has one; general/dvc.yaml one per direction (`general:nmt-de-en` on
+reports/general/de-en/metrics.json, `general:nmt-en-de` on reports/general/en-de/metrics.json).
+
     python -m flows.registry promote [--rev HEAD] [--max-bleu-drop X]  # register a commit, promote if not worse
     python -m flows.registry show                                      # versions and the one at prod
+    python -m flows.registry --dvcfile general/dvc.yaml promote [--model general:nmt-en-de]  # per direction
 """
 
 from __future__ import annotations
@@ -24,8 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from flows.models import ArtifactsError, Model, declared_artifacts, declared_models
 from flows.tools import ToolMissing, git
 from nmt.config.loader import from_dict, read_yaml
 from nmt.config.promote import PromoteConfig
@@ -34,7 +38,7 @@ from nmt.files.atomic import atomic_write_text
 
 log = logging.getLogger(__name__)
 
-METRICS = "reports/metrics.json"  # the evaluate stage's scores per test set
+__all__ = ["declared_artifacts"]  # re-exported for the pipeline flow
 
 
 class RegistryError(RuntimeError):
@@ -70,7 +74,7 @@ def decide(challenger: dict[str, dict[str, float]], champion: dict[str, dict[str
     if not gates_passed:
         return Decision(False, "a gate failed", challenger, champion, champion_version, rows)
     if not challenger:
-        return Decision(False, f"no test-set scores in {METRICS}", challenger, champion, champion_version, rows)
+        return Decision(False, "no test-set scores in the challenger's metrics file", challenger, champion, champion_version, rows)
     if champion is None:
         return Decision(True, "first model: no champion yet", challenger, None, None, rows)
     for test_set, best in champion.items():
@@ -113,15 +117,6 @@ def _git(repo: Path, *args: str) -> str:
     return result.stdout
 
 
-def declared_artifacts(project: Path) -> list[str]:
-    """Names in dvc.yaml's `artifacts:` section, in file order ([] when it has none)."""
-    path = Path(project) / "dvc.yaml"
-    try:
-        return list((yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("artifacts") or {})
-    except (OSError, yaml.YAMLError) as exc:
-        raise RegistryError(f"{path}: cannot read the artifacts section: {exc}") from None
-
-
 _VERSION_TAG = re.compile(r"^(?P<name>.+)@v(?P<major>\d+)\.(?P<minor>\d+)\.(?P<patch>\d+)$")  # not GTO's `!` tags
 
 
@@ -129,15 +124,26 @@ def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in version.lstrip("v").split("."))
 
 
-class Registry:
-    """GTO over the git repository `repo`: every artifact gets the same version on the same commit."""
+def models(repo: Path, dvcfile: str = "dvc.yaml") -> list[Model]:
+    """The models `dvcfile` declares; a RegistryError when it declares none."""
+    try:
+        found = declared_models(repo, dvcfile)
+    except ArtifactsError as exc:
+        raise RegistryError(str(exc)) from None
+    if not found:
+        raise RegistryError(f"{Path(repo) / dvcfile} declares no `artifacts:`; nothing to register")
+    return found
 
-    def __init__(self, repo: Path, artifacts: Sequence[str] | None = None, stage: str = "prod") -> None:
+
+class Registry:
+    """GTO over the git repository `repo` for one model: its artifacts get the same version on the
+    same commit, and its metrics file decides (default: the first model of dvc.yaml)."""
+
+    def __init__(self, repo: Path, model: Model | None = None, stage: str = "prod") -> None:
         self.repo, self.stage = Path(repo), stage
-        self.artifacts = list(artifacts) if artifacts is not None else declared_artifacts(self.repo)
-        if not self.artifacts:
-            raise RegistryError(f"{self.repo / 'dvc.yaml'} declares no `artifacts:`; nothing to register")
-        self.artifact = self.artifacts[0]  # the one whose versions are counted and shown
+        self.model = model if model is not None else models(self.repo)[0]
+        self.artifacts = list(self.model.artifacts)
+        self.artifact = self.model.name  # the one whose versions are counted and shown
 
     def prod(self) -> tuple[str, str] | None:
         """(version, commit) at the stage, or None before the first promotion."""
@@ -155,8 +161,11 @@ class Registry:
 
     def versions(self, artifact: str | None = None) -> list[str]:
         """Registered versions of `artifact` (default: the first), oldest first."""
-        tags = _git(self.repo, "tag", "--list", f"{artifact or self.artifact}@v*").split()
-        found = [m for m in map(_VERSION_TAG.match, tags) if m and m["name"] == (artifact or self.artifact)]
+        from gto.constants import name_to_tag
+
+        tag_name = name_to_tag(artifact or self.artifact)  # `general:x` is tagged `general=x@v0.0.1`
+        tags = _git(self.repo, "tag", "--list", f"{tag_name}@v*").split()
+        found = [m for m in map(_VERSION_TAG.match, tags) if m and m["name"] == tag_name]
         return sorted((f"v{m['major']}.{m['minor']}.{m['patch']}" for m in found), key=_version_key)
 
     def register(self, ref: str = "HEAD", message: str = "") -> str:
@@ -186,12 +195,13 @@ class Registry:
             assign(str(self.repo), name, self.stage, version=version, message=message or None)
 
     def metrics_at(self, commit: str) -> dict[str, Any]:
+        """The model's evaluate metrics as committed in `commit` ({} when it has none)."""
         try:
-            return json.loads(_git(self.repo, "show", f"{commit}:{METRICS}"))
+            return json.loads(_git(self.repo, "show", f"{commit}:{self.model.metrics}"))
         except RegistryError:
             return {}  # the run wrote no metrics: decide() says so
         except json.JSONDecodeError as exc:
-            raise RegistryError(f"{METRICS} at {commit[:8]}: not JSON: {exc}") from None
+            raise RegistryError(f"{self.model.metrics} at {commit[:8]}: not JSON: {exc}") from None
 
 
 def promote_config(params: Path) -> PromoteConfig:
@@ -203,9 +213,10 @@ def promote_config(params: Path) -> PromoteConfig:
 
 
 def promote_commit(repo: Path, ref: str, max_bleu_drop: float, stage: str = "prod",
-                   gates_passed: bool = True) -> tuple[Decision, str, Registry]:
-    """Register `ref` as a new version; assign the stage if `decide` says so."""
-    registry = Registry(repo, stage=stage)
+                   gates_passed: bool = True, model: Model | None = None) -> tuple[Decision, str, Registry]:
+    """Register `ref` as a new version of `model` (default: dvc.yaml's first); assign the stage if
+    `decide` says so, on that model's metrics."""
+    registry = Registry(repo, model, stage=stage)
     champion = registry.prod()
     challenger = scores(registry.metrics_at(ref))
     old = scores(registry.metrics_at(champion[1])) if champion else None
@@ -218,35 +229,58 @@ def promote_commit(repo: Path, ref: str, max_bleu_drop: float, stage: str = "pro
     return decision, version, registry
 
 
+def select_models(repo: Path, dvcfile: str, names: Sequence[str] | None) -> list[Model]:
+    """`dvcfile`'s models, or those holding one of `names` (an unknown name is an error listing the known)."""
+    found = models(repo, dvcfile)
+    if not names:
+        return found
+    known = {a for m in found for a in m.artifacts}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise RegistryError(f"{dvcfile} declares no artifact {', '.join(unknown)}; it declares {', '.join(sorted(known))}")
+    return [m for m in found if set(m.artifacts) & set(names)]
+
+
 def main(argv: list[str] | None = None) -> int:
     from gto.exceptions import GTOException
 
     p = argparse.ArgumentParser(prog="python -m flows.registry", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--params", type=Path, default=Path("params.yaml"), help="params file (section promote)")
+    p.add_argument("--dvcfile", default="dvc.yaml",
+                   help="the dvc.yaml declaring the artifacts (general/dvc.yaml: one model per direction)")
+    p.add_argument("--model", action="append", metavar="ARTIFACT",
+                   help="only the model holding this artifact, e.g. general:nmt-en-de (repeatable; default: all)")
     sub = p.add_subparsers(dest="command", required=True)
-    pr = sub.add_parser("promote", help="register a commit's model as a new version; assign the stage if not worse")
-    pr.add_argument("--rev", default="HEAD", help="the commit (or experiment) whose dvc.lock records the model")
+    pr = sub.add_parser("promote", help="register a commit's models as new versions; assign the stage to each "
+                                        "model that is not worse on its own metrics")
+    pr.add_argument("--rev", default="HEAD", help="the commit (or experiment) whose dvc.lock records the models")
     pr.add_argument("--max-bleu-drop", type=float, help="sacreBLEU the challenger may lose (default: params.yaml)")
-    pr.add_argument("--report", type=Path, default=Path("reports/promotion.md"), help="where the decision goes")
-    sub.add_parser("show", help="versions and the one at the stage")
+    pr.add_argument("--report", type=Path, default=Path("reports/promotion.md"),
+                    help="where the decisions go (one section per model)")
+    sub.add_parser("show", help="versions and the one at the stage, per model")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    pages = []
     try:
         cfg = promote_config(args.params)
         repo = Path.cwd()
+        chosen = select_models(repo, args.dvcfile, args.model)
         if args.command == "show":
-            registry = Registry(repo, stage=cfg.stage)
-            log.info("%s: versions %s; %s: %s", registry.artifact, registry.versions() or "none", cfg.stage,
-                     registry.prod() or "none")
+            for model in chosen:
+                registry = Registry(repo, model, stage=cfg.stage)
+                log.info("%s: versions %s; %s: %s", registry.artifact, registry.versions() or "none", cfg.stage,
+                         registry.prod() or "none")
             return 0
         drop = cfg.max_bleu_drop if args.max_bleu_drop is None else args.max_bleu_drop
-        decision, version, registry = promote_commit(repo, args.rev, drop, cfg.stage)
+        for model in chosen:
+            decision, version, registry = promote_commit(repo, args.rev, drop, cfg.stage, model=model)
+            pages.append(markdown(decision, version, registry.artifact, cfg.stage))
     except (RegistryError, ToolMissing, NmtError, OSError, GTOException) as exc:
         print(f"python -m flows.registry: error: {exc}", file=sys.stderr)
         return 1
     args.report.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.report, markdown(decision, version, registry.artifact, cfg.stage))
+    atomic_write_text(args.report, "\n".join(pages))
     return 0
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.registry import Registry, RegistryError, decide, main, markdown, promote_commit, scores
+from flows.registry import Registry, RegistryError, decide, main, markdown, promote_commit, scores, select_models
 from support.scratch import ROOT
 
 ARTIFACT = "nmt-de-en"
@@ -111,3 +111,49 @@ def test_git_missing_from_path_is_a_one_line_error(repo: Path, tmp_path_factory:
     assert main(["--params", str(ROOT / "params.yaml"), "show"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("python -m flows.registry: error: git is not on PATH: install git") and err.count("\n") == 1
+
+
+GENERAL_DVC_YAML = """artifacts:
+  nmt-de-en: {path: ../models/general/de-en/model.pt, type: model,
+              meta: {direction: de-en, metrics: reports/general/de-en/metrics.json}}
+  nmt-de-en-onnx: {path: ../models/general/de-en/onnx, type: model,
+                   meta: {direction: de-en, metrics: reports/general/de-en/metrics.json}}
+  nmt-en-de: {path: ../models/general/en-de/model.pt, type: model,
+              meta: {direction: en-de, metrics: reports/general/en-de/metrics.json}}
+stages: {}
+"""
+
+
+def _commit_direction(repo: Path, direction: str, bleu: float) -> None:
+    folder = repo / "reports" / "general" / direction
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "metrics.json").write_text(json.dumps({"newstest2014": {"sacrebleu": bleu, "chrf": bleu + 20}}))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", f"{direction} scoring {bleu}")
+
+
+def test_each_direction_is_promoted_on_its_own_metrics(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "general").mkdir()
+    (repo / "general" / "dvc.yaml").write_text(GENERAL_DVC_YAML)
+    monkeypatch.chdir(repo)
+    params = str(ROOT / "params.yaml")
+    _commit_direction(repo, "de-en", 20.0)
+    _commit_direction(repo, "en-de", 15.0)
+    assert main(["--params", params, "--dvcfile", "general/dvc.yaml", "promote"]) == 0
+    page = (repo / "reports" / "promotion.md").read_text()
+    assert "# general:nmt-de-en v0.0.1: promoted" in page and "# general:nmt-en-de v0.0.1: promoted" in page
+    _commit_direction(repo, "de-en", 21.0)  # de-en better, en-de worse: each decided on its own scores
+    _commit_direction(repo, "en-de", 12.0)
+    assert main(["--params", params, "--dvcfile", "general/dvc.yaml", "promote"]) == 0
+    models = {m.direction: m for m in select_models(repo, "general/dvc.yaml", None)}
+    assert models["de-en"].artifacts == ("general:nmt-de-en", "general:nmt-de-en-onnx")
+    assert Registry(repo, models["de-en"]).prod()[0] == "v0.0.2"
+    assert Registry(repo, models["en-de"]).prod()[0] == "v0.0.1"
+    tags = set(_git(repo, "tag").split())
+    assert {"general=nmt-de-en@v0.0.2", "general=nmt-de-en-onnx#prod#2", "general=nmt-en-de@v0.0.2"} <= tags
+    # one direction only; an unknown name lists the known ones
+    _commit_direction(repo, "en-de", 16.0)
+    assert main(["--params", params, "--dvcfile", "general/dvc.yaml", "--model", "general:nmt-en-de", "promote"]) == 0
+    assert Registry(repo, models["en-de"]).prod()[0] == "v0.0.3" and Registry(repo, models["de-en"]).versions()[-1] == "v0.0.2"
+    with pytest.raises(RegistryError, match="declares no artifact nmt-en-de; it declares general:nmt-de-en"):
+        select_models(repo, "general/dvc.yaml", ["nmt-en-de"])

@@ -1,0 +1,75 @@
+"""The models a dvc.yaml declares to the registry: its `artifacts:`, grouped by the metrics that judge them.
+
+A model is a torch file and the packages made from it (dvc.yaml: `nmt-de-en` and
+`nmt-de-en-onnx`); they are versioned and promoted together, on the evaluate stage's metrics
+file named in each artifact's `meta.metrics` (default `reports/metrics.json`). The general
+configuration (general/dvc.yaml) declares one model per direction, each with its own metrics,
+so each direction is promoted on its own scores. Artifacts of a dvc.yaml in a sub-folder are
+named as DVC and GTO name them, `folder:name` (GTO's tags read `folder=name@v0.0.1`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+DEFAULT_METRICS = "reports/metrics.json"  # the default pipeline's evaluate stage's scores per test set
+
+
+class ArtifactsError(RuntimeError):
+    """dvc.yaml's `artifacts:` section cannot be read or is not what the registry needs."""
+
+
+@dataclass(frozen=True)
+class Model:
+    """The artifacts of one trained model, promoted together on one metrics file."""
+
+    artifacts: tuple[str, ...]  # full names (`folder:name` for a dvc.yaml in a sub-folder), in file order
+    metrics: str                # the evaluate metrics file, relative to the repository root
+    direction: str | None       # `meta.direction` of the artifacts (e.g. de-en), when declared
+
+    @property
+    def name(self) -> str:
+        """The first artifact's name: the one whose versions are counted and shown."""
+        return self.artifacts[0]
+
+
+def _section(project: Path, dvcfile: str) -> dict:
+    path = Path(project) / dvcfile
+    try:
+        section = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("artifacts") or {}
+    except (OSError, yaml.YAMLError, AttributeError) as exc:
+        raise ArtifactsError(f"{path}: cannot read the artifacts section: {exc}") from None
+    if not isinstance(section, dict):
+        raise ArtifactsError(f"{path}: `artifacts:` must map names to {{path, type, meta}}")
+    return section
+
+
+def declared_models(project: Path, dvcfile: str = "dvc.yaml") -> list[Model]:
+    """The models of `dvcfile`'s `artifacts:` (one per metrics file), in file order; [] when none."""
+    folder = posixpath.dirname(Path(dvcfile).as_posix())
+    groups: dict[str, list[tuple[str, str | None]]] = {}
+    for name, spec in _section(project, dvcfile).items():
+        meta = (spec or {}).get("meta") or {} if isinstance(spec, dict) else {}
+        if not isinstance(meta, dict):
+            raise ArtifactsError(f"{Path(project) / dvcfile}: artifact {name}: `meta:` must be a mapping")
+        metrics = str(meta.get("metrics") or DEFAULT_METRICS)
+        direction = meta.get("direction")
+        groups.setdefault(metrics, []).append((f"{folder}:{name}" if folder else str(name),
+                                               None if direction is None else str(direction)))
+    models = []
+    for metrics, members in groups.items():
+        directions = {d for _, d in members}
+        if len(directions) > 1:
+            raise ArtifactsError(f"{Path(project) / dvcfile}: artifacts judged by {metrics} declare different "
+                                 f"directions {sorted(map(str, directions))}: one model, one direction")
+        models.append(Model(tuple(n for n, _ in members), metrics, members[0][1]))
+    return models
+
+
+def declared_artifacts(project: Path, dvcfile: str = "dvc.yaml") -> list[str]:
+    """Every artifact name of `dvcfile`, in file order ([] when it has none)."""
+    return [name for model in declared_models(project, dvcfile) for name in model.artifacts]
