@@ -19,13 +19,16 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nmt import __version__
 from nmt.command import run_reporting_errors, setup_logging
 from nmt.config.evaluate import DEFAULT_DECODING, MAX_BEAM_SIZE, Decoding
-from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError
 from nmt.serve.config import add_arguments as add_serve_arguments
+
+if TYPE_CHECKING:  # numpy and the text pipeline load only when a command runs
+    from nmt.decode.lines import LineTranslator
 
 log = logging.getLogger("nmt.translate")
 

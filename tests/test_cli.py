@@ -21,6 +21,19 @@ def test_help_lists_every_stage_without_heavy_imports() -> None:
     assert "HEAVY []" in out
 
 
+def test_help_imports_no_numeric_or_model_library() -> None:
+    """`nmt --help` (and `nmt translate --help`, `nmt serve --help`) stays instant: importing the
+    CLI and parsing loads none of numpy, torch, ONNX Runtime, spaCy; the commands import them."""
+    code = ("import sys\nfrom nmt.cli import main\n"
+            "for argv in (['--help'], ['translate', '--help'], ['serve', '--help']):\n"
+            "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+            "heavy = ('numpy', 'torch', 'onnxruntime', 'spacy', 'ctranslate2')\n"
+            "print('HEAVY', sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "usage: nmt translate" in out and "usage: nmt serve" in out
+    assert out.splitlines()[-1] == "HEAVY []"
+
+
 @pytest.mark.parametrize(("stage", "option"), [("download", "--out"), ("validate", "--raw"), ("tokenize", "--in"),
                                               ("vocab", "--tokens"), ("train", "--checkpoints"),
                                               ("evaluate", "--gates"), ("export", "--export-metrics")])

@@ -25,7 +25,7 @@ from nmt.config.evaluate import Decoding
 from nmt.config.loader import from_dict
 from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError, NmtError
-from nmt.runtime.package import CARD, read_card, verify_files
+from nmt.runtime.package import CARD, package_file, read_card, verify_files
 from nmt.text.detokenizer import Detokenizer
 from nmt.text.subword import BPE
 from nmt.text.tokenizer import make_tokenizer
@@ -74,12 +74,15 @@ class Ct2Translator(LineTranslator):
         card = read_card(root, FORMAT, FORMAT_VERSION, "a CTranslate2 model of nmt", RECONVERT)
         try:
             files = card["files"]
-            verify_files(root, files, RECONVERT)
-            tokenizer = json.loads((root / card["tokenizer"]).read_text(encoding="utf-8"))
-            src = Vocabulary.load(root / "src.vocab", files["src.vocab"])
-            tgt = Vocabulary.load(root / "tgt.vocab", files["tgt.vocab"])
-            subword = tokenizer.get("subword")
-            bpe = BPE.load(root / subword["file"]) if subword else None
+            tokenizer_path = package_file(root, card["tokenizer"], card_path, "tokenizer", RECONVERT)
+            model_dir = package_file(root, card["model"]["dir"], card_path, "model.dir", RECONVERT)
+            paths = verify_files(root, files, RECONVERT)
+            tokenizer = json.loads(tokenizer_path.read_text(encoding="utf-8"))
+            src = Vocabulary.load(paths["src.vocab"], files["src.vocab"])
+            tgt = Vocabulary.load(paths["tgt.vocab"], files["tgt.vocab"])
+            subword = tokenizer.get("subword")  # tokenizer.json names the merges file: checked as the card's names are
+            bpe = BPE.load(package_file(root, subword["file"], tokenizer_path, "subword.file", RECONVERT)) \
+                if subword else None
             manifest = {"kind": "bpe" if bpe else "word", "joint": files["src.vocab"] == files["tgt.vocab"],
                         "src_lang": card["languages"]["src"], "tgt_lang": card["languages"]["tgt"]}
             shipped = card["decoding"]
@@ -93,7 +96,7 @@ class Ct2Translator(LineTranslator):
             tokenize = make_tokenizer(tokenizer["src_lang"], tokenizer["lowercase"])
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise DataError(f"{card_path}: malformed model folder ({type(exc).__name__}: {exc}); {RECONVERT}") from None
-        ct2 = open_ct2(root / card["model"]["dir"], compute_type, intra_threads, inter_threads)
+        ct2 = open_ct2(model_dir, compute_type, intra_threads, inter_threads)
         return cls(ct2=ct2, model_max_len=max_len, vocabs=Vocabularies(src, tgt, bpe, manifest), tokenize=tokenize,
                    detokenizer=detokenizer, beam_size=decoding.beam_size, alpha=decoding.alpha,
                    max_extra=decoding.max_extra, batch_size=batch_size)

@@ -2,14 +2,15 @@
 
 `load_package("models/onnx")` reads the `model.json` card, checks every file against the
 SHA-256 the card records, and loads the vocabularies, BPE merges and tokenizer settings; any
-problem is a `DataError` naming the file and saying how to get a good package.
+problem is a `DataError` naming the file and saying how to get a good package. Every path a card
+names goes through `package_file`, so a card cannot make us open or hash a file outside its folder.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from nmt.config.evaluate import Decoding
@@ -43,7 +44,29 @@ class Package:
         if files is None:
             raise DataError(f"{self.root / CARD}: the package has no {variant} graphs; set export.quantize: true "
                             f"and {REEXPORT}")
-        return self.root / files[name]["file"]
+        return package_file(self.root, files[name]["file"], self.root / CARD, f"graphs.{variant}.{name}.file")
+
+
+def package_file(root: Path, name: Any, card_path: Path, entry: str, remedy: str = REEXPORT) -> Path:
+    """`root / name` for the file (or folder) that `entry` of `card_path` names; a `DataError`
+    unless `name` is a relative path that stays inside `root`: no absolute or drive path, no `..`
+    part, no link leading out. Checks the name only: whether the file is there is the caller's."""
+    if not isinstance(name, str) or not name:
+        raise DataError(f"{card_path}: {entry} is {name!r}, not a file name; {remedy}")
+    if PurePosixPath(name).is_absolute() or PureWindowsPath(name).anchor:
+        why = "is an absolute path"
+    elif ".." in PureWindowsPath(name).parts:  # split at both / and \
+        why = "has a '..' part"
+    else:
+        path = root / name
+        try:
+            target = path.resolve()
+            if target.is_relative_to(root.resolve()):
+                return path
+            why = f"leads to {target} through a link"
+        except (OSError, RuntimeError) as exc:  # a link loop
+            why = f"cannot be resolved ({exc})"
+    raise DataError(f"{card_path}: {entry} names a file outside the package ({name!r} {why}); {remedy}")
 
 
 def read_card(root: Path, kind: str, kind_version: int, what: str, remedy: str) -> dict[str, Any]:
@@ -61,17 +84,20 @@ def read_card(root: Path, kind: str, kind_version: int, what: str, remedy: str) 
     return card
 
 
-def verify_files(root: Path, files: dict[str, str], remedy: str) -> None:
+def verify_files(root: Path, files: dict[str, str], remedy: str) -> dict[str, Path]:
     """Every file the card lists (`{relative path: SHA-256}`) is there with that digest, else a
-    `DataError` naming it and `remedy`."""
+    `DataError` naming it and `remedy`; every name is checked (`package_file`) before any file is
+    hashed. Returns `{relative path: path}`."""
+    paths = {name: package_file(root, name, root / CARD, f"files[{name!r}]", remedy) for name in files}
     for name, expected in files.items():
-        file = root / name
+        file = paths[name]
         if not file.is_file():
             raise DataError(f"{file}: missing from the package (listed in {CARD}); copy the whole folder or {remedy}")
         actual = sha256_file(file)
         if actual != expected:
             raise DataError(f"{file}: SHA-256 {actual[:12]}... differs from the {expected[:12]}... recorded in "
                             f"{root / CARD}; the file was changed or comes from another export; {remedy}")
+    return paths
 
 
 def load_package(path: Path) -> Package:
@@ -80,12 +106,19 @@ def load_package(path: Path) -> Package:
     card_path = root / CARD
     card = read_card(root, FORMAT, FORMAT_VERSION, "an ONNX export of nmt", REEXPORT)
     try:
-        verify_files(root, card["files"], REEXPORT)
         vocab = card["vocab"]
-        src = Vocabulary.load(root / vocab["src"]["file"], vocab["src"]["sha256"])
-        tgt = Vocabulary.load(root / vocab["tgt"]["file"], vocab["tgt"]["sha256"])
-        bpe = BPE.load(root / vocab["bpe"]["file"]) if vocab.get("bpe") else None
-        tokenizer = json.loads((root / card["tokenizer"]).read_text(encoding="utf-8"))
+        named = {"vocab.src.file": vocab["src"]["file"], "vocab.tgt.file": vocab["tgt"]["file"],
+                 "tokenizer": card["tokenizer"]}  # every name the card gives, checked before any file is read
+        if vocab.get("bpe"):
+            named["vocab.bpe.file"] = vocab["bpe"]["file"]
+        named.update({f"graphs.{variant}.{graph}.file": entry["file"]
+                      for variant, graphs in card.get("graphs", {}).items() for graph, entry in (graphs or {}).items()})
+        paths = {entry: package_file(root, name, card_path, entry) for entry, name in named.items()}
+        verify_files(root, card["files"], REEXPORT)
+        src = Vocabulary.load(paths["vocab.src.file"], vocab["src"]["sha256"])
+        tgt = Vocabulary.load(paths["vocab.tgt.file"], vocab["tgt"]["sha256"])
+        bpe = BPE.load(paths["vocab.bpe.file"]) if vocab.get("bpe") else None
+        tokenizer = json.loads(paths["tokenizer"].read_text(encoding="utf-8"))
         absent = [f"{card['tokenizer']}: {k}" for k in ("src_lang", "lowercase", "detokenizer") if k not in tokenizer]
         absent += [f"{CARD}: {part}" for part in ("model", "decoding", "graphs", "languages") if part not in card]
         if absent:

@@ -29,14 +29,14 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nmt.errors import NmtError
-from nmt.serve.batcher import Batcher, Job
+from nmt.serve.batcher import (BatchFailed, Batcher, Draining, Job, QueueFull, Refused, Stale,
+                               TooManySentences)
 from nmt.serve.config import ServeConfig
 from nmt.serve.engine import Engine, ReloadBusy
 from nmt.serve.limits import KeyCheck, check_admin
-from nmt.serve.metrics import Metrics
+from nmt.serve.metrics import Metrics, Timing
 from nmt.serve.page import PAGE
 from nmt.serve.protocol import (HttpError, fields, languages_answer, parse_translate, read_body, translate_answer)
 from nmt.serve.sentences import Segmented, SentenceSplitter
@@ -60,6 +60,7 @@ class ServeState:
     ready: bool = False
     draining: bool = False
     in_flight: int = 0
+    jobs: set[Job] = field(default_factory=set)  # the admitted requests' jobs, until answered
     _splitters: threading.local = field(default_factory=threading.local)
 
     def split(self, texts: list[str], lang: str) -> list[Segmented]:
@@ -69,6 +70,17 @@ class ServeState:
             splitter = SentenceSplitter(lang)
             setattr(self._splitters, lang, splitter)
         return [splitter.split(t) for t in texts]
+
+    def fail_admitted(self, error: Refused) -> int:
+        """On the loop: every admitted request not yet translated gets `error` now (its queued
+        sentences are dropped); returns how many."""
+        failed = 0
+        for job in list(self.jobs):
+            if not job.future.done():
+                job.close()
+                job.future.set_exception(error)
+                failed += 1
+        return failed
 
     def begin_drain(self) -> None:
         """Refuse new work and say not ready; what was admitted goes on."""
@@ -104,6 +116,17 @@ async def _client_gone(request: Request) -> None:
         pass
 
 
+# how each refusal of the batcher is answered: status and the reason counted in /metrics
+REFUSALS: dict[type[Refused], tuple[int, str]] = {QueueFull: (503, "queue_full"), Draining: (503, "draining"),
+                                                  Stale: (503, "queue_timeout"), BatchFailed: (500, "batch_failed"),
+                                                  TooManySentences: (413, "too_many_sentences")}
+
+
+def as_http(error: Refused) -> HttpError:
+    status, reason = REFUSALS[type(error)]
+    return HttpError(status, error.message, reason, retry_after=error.retry_after)
+
+
 async def _wait(request: Request, job: Job, timeout_s: float) -> list[str]:
     gone = asyncio.ensure_future(_client_gone(request))
     try:
@@ -137,7 +160,7 @@ async def translate(request: Request) -> Response:
     cfg = state.config
     if state.draining:
         raise HttpError(503, "the server is shutting down; send the request to another instance", "draining", 1)
-    body = await read_body(request, cfg.max_body_bytes)
+    body = await read_body(request, cfg.max_body_bytes, cfg.body_timeout_s)
     model = state.engine.current
     call = parse_translate(await fields(request, body), model.languages, cfg.max_texts, cfg.max_chars)
     state.keys.check(call.api_key, call.chars, time.monotonic())
@@ -147,11 +170,13 @@ async def translate(request: Request) -> Response:
     segmented = await loop.run_in_executor(state.text_pool, state.split, call.texts, src)
     job = state.batcher.submit([s for seg in segmented for s in seg.sentences], n=1 + call.alternatives)
     state.in_flight += 1
+    state.jobs.add(job)
     state.metrics.in_flight.set(state.in_flight)
     try:
         translated = await _wait(request, job, cfg.request_timeout_s)
     finally:
         state.in_flight -= 1
+        state.jobs.discard(job)
         state.metrics.in_flight.set(state.in_flight)
     texts, alternatives, start = [], [], 0
     for seg in segmented:
@@ -165,12 +190,15 @@ async def translate(request: Request) -> Response:
 async def reload(request: Request) -> Response:
     state = _state(request)
     check_admin(request.headers.get("authorization"), state.config.admin_token)
-    body = await read_body(request, 65536)
+    body = await read_body(request, 65536, state.config.body_timeout_s)
     try:
         data = json.loads(body) if body.strip() else {}
         path = data.get("model")
     except (ValueError, AttributeError):
-        raise HttpError(400, 'Invalid request: the body must be empty or {"model": "FOLDER"}', "bad_request") from None
+        path = 0  # not a JSON object: the same answer as a model that is not a string
+    if path is not None and (not isinstance(path, str) or not path.strip()):
+        raise HttpError(400, 'Invalid request: the body must be empty or {"model": "FOLDER"} with FOLDER a '
+                             "non-empty string", "bad_request")
     try:
         described = await state.reload(Path(path) if path else None)
     except ReloadBusy as exc:
@@ -197,6 +225,10 @@ async def readyz(request: Request) -> Response:
     state = _state(request)
     if state.ready:
         return JSONResponse({"status": "ready"})
+    if state.batcher.warm_up_error is not None:
+        return JSONResponse({"status": "failed", "error": f"the model failed its warm-up sentence "
+                                                          f"({state.batcher.warm_up_error}); see the server log"},
+                            status_code=503)
     return JSONResponse({"status": "draining" if state.draining else "warming up"}, status_code=503)
 
 
@@ -212,40 +244,14 @@ async def metrics(request: Request) -> Response:
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, Refused):
+        exc = as_http(exc)
     if isinstance(exc, HttpError):
         _state(request).metrics.reject(exc.reason)
         return exc.response()
     assert isinstance(exc, HTTPException)
     _state(request).metrics.reject("not_found" if exc.status_code in (404, 405) else "bad_request")
     return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
-
-
-class Timing:
-    """Pure ASGI middleware: the request-duration histogram (route, status) and the optional
-    access log line (method, path without the query string, which may hold an api key)."""
-
-    def __init__(self, app: ASGIApp, metrics: Metrics, access_log: bool) -> None:
-        self.app, self.metrics, self.access_log = app, metrics, access_log
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started, status = time.monotonic(), [500]
-
-        async def sending(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, sending)
-        finally:
-            took = time.monotonic() - started
-            route = scope["path"] if scope["path"] in ROUTES else "other"
-            self.metrics.request_seconds.labels(route, str(status[0])).observe(took)
-            if self.access_log:
-                log.info("%s %s %d %.1f ms", scope["method"], scope["path"], status[0], took * 1000)
 
 
 def build_app(state: ServeState) -> Starlette:
@@ -255,6 +261,10 @@ def build_app(state: ServeState) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         def warmed() -> None:
+            if state.batcher.warm_up_error is not None:
+                log.error("not ready: the model failed its warm-up sentence (%s); /readyz stays 503",
+                          state.batcher.warm_up_error)
+                return
             state.ready = not state.draining
             log.info("ready: %s (%s) on %d decoder thread(s), %d CPU thread(s) each", state.engine.current.path,
                      state.engine.current.engine, state.batcher.decoders, state.engine.options["threads"])
@@ -278,11 +288,11 @@ def build_app(state: ServeState) -> Starlette:
         Route("/metrics", metrics),
         Route("/admin/reload", reload, methods=["POST"]),
     ]
-    middleware = [Middleware(Timing, metrics=state.metrics, access_log=cfg.access_log)]
+    middleware = [Middleware(Timing, metrics=state.metrics, routes=ROUTES, access_log=cfg.access_log)]
     if cfg.cors_origins:
         middleware.append(Middleware(CORSMiddleware, allow_origins=list(cfg.cors_origins),
                                      allow_methods=["GET", "POST"], allow_headers=["Content-Type", "Authorization"]))
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
-                    exception_handlers={HttpError: _http_error, HTTPException: _http_error})
+                    exception_handlers={HttpError: _http_error, Refused: _http_error, HTTPException: _http_error})
     app.state.serve = state
     return app

@@ -1,7 +1,8 @@
 """Dynamic batching at the sentence level: one bounded queue, inference threads that drain it.
 
-A request's sentences enter the queue together or not at all (`submit`: 503 with Retry-After
-when they do not all fit, or while draining). Each inference thread takes the oldest sentences,
+A request's sentences enter the queue together or not at all (`submit` raises `QueueFull` when
+they do not all fit now, `TooManySentences` when they never could, `Draining` while draining: the
+app answers 503 with Retry-After, 413, 503). Each inference thread takes the oldest sentences,
 up to `max_batch`, waiting at most `max_wait` after the first of them was queued for more to
 arrive; drops those whose request is gone (client disconnected, timed out, or another batch of
 it failed); fails those that waited longer than `queue_timeout` (503); sorts the rest by length,
@@ -25,7 +26,6 @@ from dataclasses import dataclass, field
 
 from nmt.serve.engine import WARM_UP, Engine
 from nmt.serve.metrics import Metrics
-from nmt.serve.protocol import HttpError
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +38,39 @@ log = logging.getLogger(__name__)
 SWITCH_INTERVAL_S = 0.0002
 
 
+class Refused(Exception):
+    """Why the batcher did not translate a request's sentences (the app maps each kind to a status)."""
+
+    def __init__(self, message: str, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.message, self.retry_after = message, retry_after
+
+
+class QueueFull(Refused):
+    """The request's sentences do not fit in the queue now: retry later."""
+
+
+class Draining(Refused):
+    """The server is shutting down (or stopped) before translating them."""
+
+
+class Stale(Refused):
+    """They waited longer than the queue timeout: the server is overloaded."""
+
+
+class BatchFailed(Refused):
+    """The batch they were decoded in raised."""
+
+
+class TooManySentences(Refused):
+    """The request has more sentences than one request may (it could never fit the queue)."""
+
+
 @dataclass(eq=False)
 class Job:
     """One request's sentences: their translations as they come, and the future the request awaits."""
 
-    future: asyncio.Future  # per sentence in order, its translations best first; or an HttpError
+    future: asyncio.Future  # per sentence in order, its translations best first; or a Refused
     results: list[list[str] | None]
     left: int  # sentences not yet translated
     n: int = 1  # translations wanted per sentence: 1 + the alternatives asked for
@@ -66,9 +94,10 @@ class Batcher:
     loop; `_work` runs on the threads."""
 
     def __init__(self, engine: Engine, metrics: Metrics, *, max_batch: int, max_wait_s: float, max_queue: int,
-                 queue_timeout_s: float, decoders: int) -> None:
+                 queue_timeout_s: float, decoders: int, max_sentences: int | None = None) -> None:
         self.engine, self.metrics = engine, metrics
         self.max_batch, self.max_wait_s, self.max_queue = max_batch, max_wait_s, max_queue
+        self.max_sentences = min(max_queue, max_sentences or max_queue)  # one request's most: it must fit the queue
         self.queue_timeout_s, self.decoders = queue_timeout_s, decoders
         self.queue: deque[Item] = deque()
         self.ready = threading.Condition()
@@ -77,7 +106,8 @@ class Batcher:
         self.rate = 0.0  # sentences/s recently (moving average), for Retry-After
         self.loop: asyncio.AbstractEventLoop | None = None
         self.on_ready: Callable[[], None] | None = None
-        self.warmed = 0  # threads that have decoded their warm-up sentence
+        self.warmed = 0  # threads that have tried their warm-up sentence
+        self.warm_up_error: str | None = None  # why a warm-up failed: the server never turns ready
         self.switch_interval: float | None = None  # Python's, while lowered for the decoder threads
         self.idle = 0  # decoder threads waiting for work (in `_take`)
 
@@ -85,7 +115,8 @@ class Batcher:
 
     def start(self, loop: asyncio.AbstractEventLoop, on_ready: Callable[[], None] | None = None) -> None:
         """Start the inference threads; each decodes a warm-up sentence first, and `on_ready` runs
-        on the loop once all have (sentences submitted meanwhile wait in the queue)."""
+        on the loop once all have tried (sentences submitted meanwhile wait in the queue); when one
+        failed, `warm_up_error` says why and the app stays not ready."""
         self.loop, self.on_ready = loop, on_ready
         if self.decoders > 1:
             self.switch_interval = sys.getswitchinterval()
@@ -101,21 +132,22 @@ class Batcher:
         return max(1, min(60, math.ceil(depth / self.rate))) if self.rate > 0 else 1
 
     def check_room(self, sentences: int) -> None:
-        """Raise the 503 `HttpError` that `submit` would for `sentences` more sentences (queue full,
-        draining): the app asks first with a lower bound, so an overloaded server refuses a request
-        before it spends time cutting its texts into sentences."""
+        """Raise what `submit` would for `sentences` more sentences (`Draining`, `QueueFull`): the app
+        asks first with a lower bound, so an overloaded server refuses a request before it spends
+        time cutting its texts into sentences."""
         if self.draining or self.stopping:
-            raise HttpError(503, "the server is shutting down; send the request to another instance",
-                            "draining", retry_after=1)
+            raise Draining("the server is shutting down; send the request to another instance", retry_after=1)
         if len(self.queue) + sentences > self.max_queue:
-            raise HttpError(503, f"the queue is full ({len(self.queue)} of {self.max_queue} sentences queued, "
-                                 f"this request has {sentences}); retry later", "queue_full",
-                            retry_after=self.retry_after(sentences))
+            raise QueueFull(f"the queue is full ({len(self.queue)} of {self.max_queue} sentences queued, this request "
+                            f"has {sentences}); retry later", retry_after=self.retry_after(sentences))
 
     def submit(self, texts: Sequence[str], n: int = 1) -> Job:
         """Queue all of `texts` as one job wanting up to `n` translations of each (the beam's n-best
-        list), or raise a 503 `HttpError` (queue full, draining)."""
+        list), or raise `Draining` / `QueueFull`."""
         assert self.loop is not None, "Batcher.start() first"
+        if len(texts) > self.max_sentences:
+            raise TooManySentences(f"{len(texts)} sentences in one request; the limit (--max-sentences) is "
+                                   f"{self.max_sentences}: send fewer or shorter texts per request")
         self.check_room(0)
         job = Job(self.loop.create_future(), [None] * len(texts), len(texts), n=n)
         if not texts:
@@ -128,14 +160,14 @@ class Batcher:
             self.ready.notify_all()
         return job
 
-    def _deliver(self, items: list[Item], outputs: Sequence[list[str] | HttpError], generation: int = 0) -> None:
+    def _deliver(self, items: list[Item], outputs: Sequence[list[str] | Refused], generation: int = 0) -> None:
         """On the event loop: each sentence's translation (or error) to its job."""
         for item, out in zip(items, outputs):
             job = item.job
             if job.future.done():
                 continue
             job.generation = max(job.generation, generation)
-            if isinstance(out, HttpError):
+            if isinstance(out, Refused):
                 job.close()
                 job.future.set_exception(out)
                 continue
@@ -152,7 +184,7 @@ class Batcher:
             self.queue.clear()
             self.ready.notify_all()
         if left and self.loop is not None:
-            error = HttpError(503, "the server stopped before translating this request", "draining")
+            error = Draining("the server stopped before translating this request", retry_after=1)
             self._deliver(left, [error] * len(left))
 
     def join(self, timeout_s: float = 10.0) -> None:
@@ -200,8 +232,9 @@ class Batcher:
     def _work(self) -> None:
         try:
             self.translate([WARM_UP])
-        except Exception:  # the first batch will fail too, and say why to its requests
-            log.exception("inference thread: the warm-up sentence failed")
+        except Exception as exc:  # a model that cannot decode one sentence is never reported ready
+            log.exception("inference thread: the warm-up sentence failed; /readyz stays 503")
+            self.warm_up_error = f"{type(exc).__name__}: {exc}"
         with self.ready:
             self.warmed += 1
             if self.warmed == self.decoders and self.on_ready is not None:
@@ -219,8 +252,8 @@ class Batcher:
             self.metrics.dropped.inc(len(batch) - len(live))
         stale = [item for item in live if now - item.queued_at > self.queue_timeout_s]
         if stale:
-            error = HttpError(503, f"waited longer than --queue-timeout ({self.queue_timeout_s:g} s) in the queue; "
-                                   "the server is overloaded, retry later", "queue_timeout", retry_after=self.retry_after())
+            error = Stale(f"waited longer than --queue-timeout ({self.queue_timeout_s:g} s) in the queue; the server "
+                          "is overloaded, retry later", retry_after=self.retry_after())
             self._send(stale, [error] * len(stale))
             live = [item for item in live if now - item.queued_at <= self.queue_timeout_s]
         if not live:
@@ -230,11 +263,10 @@ class Batcher:
         try:
             # n only changes what is read off the same search: the batch is decoded alike for every request
             n = max(item.job.n for item in live)
-            outputs: list[list[str] | HttpError] = list(self.translate([item.text for item in live], n))
+            outputs: list[list[str] | Refused] = list(self.translate([item.text for item in live], n))
         except Exception as exc:
             log.exception("a batch of %d sentences failed", len(live))
-            error = HttpError(500, f"translation failed ({type(exc).__name__}: {exc}); the server log has the details",
-                              "batch_failed")
+            error = BatchFailed(f"translation failed ({type(exc).__name__}: {exc}); the server log has the details")
             outputs = [error] * len(live)
         else:
             took = time.monotonic() - now
@@ -244,7 +276,7 @@ class Batcher:
             self.rate = 0.8 * self.rate + 0.2 * len(live) / max(took, 1e-3) if self.rate else len(live) / max(took, 1e-3)
         self._send(live, outputs, self.engine.thread_generation())
 
-    def _send(self, items: list[Item], outputs: Sequence[list[str] | HttpError], generation: int = 0) -> None:
+    def _send(self, items: list[Item], outputs: Sequence[list[str] | Refused], generation: int = 0) -> None:
         self._call(self._deliver, items, outputs, generation)
 
     def _call(self, func: Callable[..., None], *args: object) -> None:

@@ -57,6 +57,9 @@ class ServeConfig:
     max_wait_ms: float = knob(2.0, "how long the first queued sentence waits for others to join its batch, ms")
     # queued sentences; a request whose sentences do not all fit is answered 503 at once
     max_queue: int = knob(512, "sentences the queue holds; a request that does not fit gets 503 with Retry-After")
+    # sentences in one request after splitting; at most --max-queue, so every admissible request can fit the queue
+    max_sentences: int = knob(256, "sentences in one request (its texts cut into sentences); more: 413 (at most "
+                                   "--max-queue)")
     # a sentence that waited longer than this in the queue is not decoded: its request gets 503
     queue_timeout_s: float = knob(10.0, "a sentence queued longer than this is not decoded: 503, seconds")
     # a request not answered within this gets 504 (its queued sentences are dropped)
@@ -67,6 +70,10 @@ class ServeConfig:
     max_chars: int = knob(5000, "characters in one text; longer: 413")
     # bytes per request body
     max_body_bytes: int = knob(1_048_576, "bytes in one request body; more: 413")
+    # a request body not received within this gets 408: a slow client does not hold a handler for ever
+    body_timeout_s: float = knob(10.0, "a request body not received within this gets 408, seconds")
+    # open connections at once; beyond, new connections get 503 (uvicorn's limit_concurrency)
+    max_connections: int = knob(1000, "connections served at once; more get 503 at once")
     # on SIGTERM, how long accepted requests may take to finish before the server exits anyway
     drain_timeout_s: float = knob(30.0, "on SIGTERM, time for accepted requests to finish, seconds")
     # the token POST /admin/reload needs (Authorization: Bearer ...); none: reload over HTTP is off
@@ -96,7 +103,10 @@ class ServeConfig:
         need(self.max_batch >= 1, "max_batch", "must be >= 1")
         need(self.max_wait_ms >= 0, "max_wait_ms", "must be >= 0 (0: decode what is queued at once)")
         need(self.max_queue >= self.max_batch, "max_queue", f"must be >= --max-batch ({self.max_batch})")
-        for option in ("queue_timeout_s", "request_timeout_s", "drain_timeout_s"):
+        need(1 <= self.max_sentences <= self.max_queue, "max_sentences",
+             f"must be 1 to --max-queue ({self.max_queue}): a larger request could never fit the queue")
+        need(self.max_connections >= 1, "max_connections", "must be >= 1")
+        for option in ("queue_timeout_s", "request_timeout_s", "drain_timeout_s", "body_timeout_s"):
             need(getattr(self, option) > 0, option, "must be > 0 seconds")
         for option in ("max_texts", "max_chars", "max_body_bytes"):
             need(getattr(self, option) >= 1, option, "must be >= 1")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import json
 import logging
 import threading
@@ -24,7 +25,7 @@ from typing import Any
 
 from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError, NmtError
-from nmt.runtime.package import CARD
+from nmt.runtime.package import CARD, package_file
 from nmt.text.tokenizer import make_tokenizer
 
 log = logging.getLogger(__name__)
@@ -49,17 +50,11 @@ class Model:
     tokenizer: dict[str, Any]  # tokenizer.json: src_lang, lowercase, ...
     generation: int  # 1 for the model served at start, +1 per reload
     loaded_at: float  # time.time() when it was loaded
+    digest: str  # the first 12 hex digits of the SHA-256 of model.json as loaded (not as the folder holds it now)
 
     @property
     def languages(self) -> tuple[str, str]:
         return self.card["languages"]["src"], self.card["languages"]["tgt"]
-
-    @property
-    def digest(self) -> str:
-        """A short fingerprint of the package: the SHA-256 of its card."""
-        from nmt.files.digest import sha256_file
-
-        return sha256_file(self.path / CARD)[:12]
 
     def for_thread(self) -> LineTranslator:
         """A translator for one inference thread: its own tokenizer and (ONNX) search state, the
@@ -99,6 +94,7 @@ def load_model(path: Path, *, int8: bool = False, threads: int = 0, decoders: in
     """Open and verify the model folder `path`; `DataError` / `NmtError` say what is wrong."""
     path = Path(path)
     engine = engine_of(path)
+    card_bytes = _read_card(path)  # read once: the card the translator verifies the files against is this one
     if engine == "onnx":
         from nmt.runtime.translator import OnnxTranslator
 
@@ -109,9 +105,20 @@ def load_model(path: Path, *, int8: bool = False, threads: int = 0, decoders: in
 
         translator = Ct2Translator.from_dir(path, compute_type="int8" if int8 else "default", intra_threads=threads,
                                             inter_threads=decoders, batch_size=max_batch)
-    card = json.loads((path / CARD).read_text(encoding="utf-8"))
-    tokenizer = json.loads((path / card["tokenizer"]).read_text(encoding="utf-8"))
-    return Model(translator, path, engine, int8, card, tokenizer, generation, time.time())
+    if _read_card(path) != card_bytes:
+        raise DataError(f"{path / CARD}: the package changed while it was loading; load it again once it is whole")
+    card = json.loads(card_bytes)
+    tokenizer_file = package_file(path, card["tokenizer"], path / CARD, "tokenizer")
+    tokenizer = json.loads(tokenizer_file.read_text(encoding="utf-8"))
+    digest = hashlib.sha256(card_bytes).hexdigest()[:12]
+    return Model(translator, path, engine, int8, card, tokenizer, generation, time.time(), digest)
+
+
+def _read_card(path: Path) -> bytes:
+    try:
+        return (path / CARD).read_bytes()
+    except OSError as exc:
+        raise DataError(f"{path / CARD}: cannot read ({exc.strerror or exc}); fetch or export the package again") from None
 
 
 def warm_up(translator: LineTranslator) -> None:
@@ -126,15 +133,21 @@ class Engine:
         self.current = model
         self.options = {"int8": int8, "threads": threads, "decoders": decoders, "max_batch": max_batch}
         self._reloading = threading.Lock()
+        # each inference thread's translator, by thread: dropped at a reload, so a thread idle since
+        # holds no old session (its next batch makes one for the new model)
+        self._translators: dict[int, tuple[int, LineTranslator]] = {}
         self._local = threading.local()
 
     def translator(self) -> tuple[Model, LineTranslator]:
         """The current model and this thread's translator for it (made when the model changed)."""
         model = self.current
-        if getattr(self._local, "generation", None) != model.generation:
-            self._local.translator = model.for_thread()
-            self._local.generation = model.generation
-        return model, self._local.translator
+        me = threading.get_ident()
+        held = self._translators.get(me)
+        if held is None or held[0] != model.generation:
+            held = (model.generation, model.for_thread())
+            self._translators[me] = held
+        self._local.generation = model.generation
+        return model, held[1]
 
     def thread_generation(self) -> int:
         """The generation of the model this thread decoded its last batch with (0: none yet)."""
@@ -150,6 +163,7 @@ class Engine:
             new = load_model(path or old.path, generation=old.generation + 1, **self.options)
             warm_up(new.for_thread())
             self.current = new
+            self._translators = {}  # the threads' old translators go now, not at each thread's next batch
             log.info("reloaded: %s (%s, generation %d) replaces %s", new.path, new.digest, new.generation, old.digest)
             return new
         finally:

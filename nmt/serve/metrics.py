@@ -1,4 +1,5 @@
-"""The server's Prometheus metrics (`GET /metrics`), in a registry of its own.
+"""The server's Prometheus metrics (`GET /metrics`), in a registry of its own, and the middleware
+that times every request.
 
 No label names a client, a key or a text: routes, status codes and rejection reasons only, so
 the series stay few. The mean batch size is `nmt_serve_batch_size_sum / _count`.
@@ -6,15 +7,21 @@ the series stay few. The mean batch size is `nmt_serve_batch_size_sum / _count`.
 
 from __future__ import annotations
 
+import logging
+import time
+from collections.abc import Collection
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, generate_latest
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger("nmt.serve")
 
 LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 BATCH = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128)
 # why a request was not translated
-REASONS = ("bad_request", "too_large", "forbidden", "rate_limited", "queue_full", "queue_timeout", "request_timeout",
-           "draining", "batch_failed", "disconnected", "not_found")
+REASONS = ("bad_request", "too_large", "too_many_sentences", "body_timeout", "forbidden", "rate_limited", "queue_full",
+           "queue_timeout", "request_timeout", "draining", "batch_failed", "disconnected", "not_found")
 
 
 class Metrics:
@@ -53,3 +60,31 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class Timing:
+    """Pure ASGI middleware: the request-duration histogram (route, status) and the optional
+    access log line (method, path without the query string, which may hold an api key)."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics, routes: Collection[str], access_log: bool) -> None:
+        self.app, self.metrics, self.routes, self.access_log = app, metrics, frozenset(routes), access_log
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started, status = time.monotonic(), [500]
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            took = time.monotonic() - started
+            route = scope["path"] if scope["path"] in self.routes else "other"
+            self.metrics.request_seconds.labels(route, str(status[0])).observe(took)
+            if self.access_log:
+                log.info("%s %s %d %.1f ms", scope["method"], scope["path"], status[0], took * 1000)

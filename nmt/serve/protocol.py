@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -50,20 +51,29 @@ class TranslateCall:
         return sum(len(t) for t in self.texts)
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, at most `limit` bytes, else 413 (before reading it, when Content-Length says so)."""
+async def read_body(request: Request, limit: int, timeout_s: float | None = None) -> bytes:
+    """The request body, at most `limit` bytes, else 413 (before reading it, when Content-Length says
+    so); a body not received within `timeout_s` is 408."""
     too_large = HttpError(413, f"the request body is larger than --max-body-bytes ({limit} bytes); send fewer or "
                                "shorter texts per request", "too_large")
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise too_large
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise too_large
-        chunks.append(chunk)
-    return b"".join(chunks)
+
+    async def read() -> bytes:
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise too_large
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    try:
+        return await asyncio.wait_for(read(), timeout_s)
+    except TimeoutError:
+        raise HttpError(408, f"the request body did not arrive within --body-timeout ({timeout_s:g} s); send it "
+                             "at once", "body_timeout") from None
 
 
 async def _replay(body: bytes) -> AsyncIterator[dict[str, Any]]:

@@ -4,8 +4,10 @@ Everything a user can get wrong (the model folder, the keys file, a port in use)
 before the server starts and reported in one line. Then one uvicorn process serves the app.
 SIGTERM (or Ctrl-C) drains: /readyz turns 503 and new translate requests get 503 while the
 server keeps listening; once every admitted request is answered (or `--drain-timeout` passed)
-uvicorn shuts down and the process exits 0. A second signal stops at once. SIGHUP reloads the
-model folder as POST /admin/reload does.
+uvicorn shuts down and the process exits 0; at the deadline every request still unanswered
+gets its 503 from its own handler. A second signal makes uvicorn stop without waiting for open
+connections (a batch being decoded still finishes first). SIGHUP reloads the model folder as
+POST /admin/reload does.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import uvicorn
 
 from nmt.errors import DataError
 from nmt.serve.app import ServeState, build_app
-from nmt.serve.batcher import Batcher
+from nmt.serve.batcher import Batcher, Draining
 from nmt.serve.config import ServeConfig
 from nmt.serve.engine import Engine, Model, load_model
 from nmt.serve.limits import KeyCheck, load_keys
@@ -30,6 +32,7 @@ from nmt.serve.metrics import Metrics
 
 log = logging.getLogger("nmt.serve")
 DRAIN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+ANSWER_WAIT_S = 2.0  # after --drain-timeout, how long the handlers have to send their 503s
 
 
 def make_state(config: ServeConfig, model: Model) -> ServeState:
@@ -38,7 +41,8 @@ def make_state(config: ServeConfig, model: Model) -> ServeState:
     engine = Engine(model, int8=config.int8, threads=threads, decoders=decoders, max_batch=config.max_batch)
     metrics = Metrics()
     batcher = Batcher(engine, metrics, max_batch=config.max_batch, max_wait_s=config.max_wait_s,
-                      max_queue=config.max_queue, queue_timeout_s=config.queue_timeout_s, decoders=decoders)
+                      max_queue=config.max_queue, queue_timeout_s=config.queue_timeout_s, decoders=decoders,
+                      max_sentences=config.max_sentences)
     keys = KeyCheck(load_keys(config.api_keys, config.req_limit, config.char_limit) if config.api_keys else None)
     return ServeState(config, engine, batcher, metrics, keys)
 
@@ -99,7 +103,13 @@ class DrainingServer(uvicorn.Server):
         while (state.in_flight or state.batcher.queue) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         if state.in_flight:
-            log.warning("--drain-timeout passed with %d requests unanswered; they get 503", state.in_flight)
+            # answered by their own handlers with the documented 503, before uvicorn would cancel them (a 500)
+            failed = state.fail_admitted(Draining("--drain-timeout passed before this request was translated; "
+                                                  "send it to another instance", retry_after=1))
+            log.warning("--drain-timeout passed with %d requests unanswered; they get 503", failed)
+            answered = time.monotonic() + ANSWER_WAIT_S
+            while state.in_flight and time.monotonic() < answered:
+                await asyncio.sleep(0.01)
         else:
             log.info("drained: every admitted request was answered")
         self.should_exit = True
@@ -114,7 +124,8 @@ class DrainingServer(uvicorn.Server):
 
 def uvicorn_config(state: ServeState) -> uvicorn.Config:
     return uvicorn.Config(build_app(state), log_config=None, access_log=False, lifespan="on", loop="asyncio",
-                          timeout_graceful_shutdown=5, server_header=False)
+                          timeout_graceful_shutdown=5, server_header=False,
+                          limit_concurrency=state.config.max_connections)
 
 
 def serve(config: ServeConfig) -> None:
