@@ -55,10 +55,12 @@ repro-general: install
 
 # The blind sets (sources without references, $(BLIND)/README.md): each file translated with the general
 # package of its direction into reports/blind/<name>.<target language>, one line out per line in.
+# DIRECTIONS=de-en: only the sets of the directions named (a direction not trained yet has no package).
 BLIND ?= ../shared/data/blind
+DIRECTIONS ?= de-en en-de
 blind: install
 	mkdir -p reports/blind
-	for src in $(BLIND)/de-en.*.de $(BLIND)/en-de.*.en; do \
+	for src in $(foreach d,$(DIRECTIONS),$(BLIND)/$(d).*.$(firstword $(subst -, ,$(d)))); do \
 		name=$$(basename $$src); dir=$${name%%.*}; tgt=$${dir#*-}; \
 		$(BIN)/nmt translate --model models/general/$$dir/onnx --direction $$dir --input $$src --output reports/blind/$${name%.*}.$$tgt || exit 1; \
 	done

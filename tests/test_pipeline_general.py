@@ -5,7 +5,9 @@ sources, file:// URLs) with general/params.yaml's cleaning and decontamination, 
 `dvc repro general/dvc.yaml` runs the data stages once and binarize, train, evaluate, export and
 ctranslate2 for de-en and en-de (issue 39, item 1): each direction's package says its direction,
 is scored on the test sets of its direction, and its card records the corpora and the
-decontamination counts; a second run does nothing.
+decontamination counts; the baseline stage sets a Multi30k-like model (the ONNX tests' small
+model standing in for models/model.pt) beside the de-en model, and the general publish stage
+renders the README's general blocks from these reports; a second run does nothing.
 """
 
 from __future__ import annotations
@@ -62,9 +64,15 @@ def tiny_mix(src: Path, mirror: Path) -> dict:
     return data
 
 
-def build(root: Path, mirror: Path) -> Path:
-    for name in (".dvcignore", ".gitignore"):
+def build(root: Path, mirror: Path, baseline_model: Path) -> Path:
+    for name in (".dvcignore", ".gitignore", "README.md"):
         shutil.copy(ROOT / name, root / name)
+    shutil.copytree(ROOT / "docs", root / "docs")
+    for name in ("reports/export.json", "reports/ctranslate2.json", "bench/results/packages.json"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, root / name)  # the Multi30k package's figures and the speed bench, as committed
+    (root / "models").mkdir()
+    shutil.copy(baseline_model, root / "models" / "model.pt")  # the default pipeline's model, here a small one
     (root / "general").mkdir()
     shutil.copy(ROOT / "general" / "dvc.yaml", root / "general" / "dvc.yaml")
     shutil.copytree(ROOT / "nmt", root / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
@@ -91,8 +99,8 @@ def _env() -> dict:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> Path:
-    root = build(tmp_path_factory.mktemp("general"), mirror)
+def project(tmp_path_factory: pytest.TempPathFactory, mirror: Path, model_path: Path) -> Path:
+    root = build(tmp_path_factory.mktemp("general"), mirror, model_path)
     env = _env()
     commit_project(root, env)
     run = _dvc(root, env, "repro", "general/dvc.yaml")
@@ -123,6 +131,18 @@ def test_the_card_records_the_corpora_and_the_decontamination(project: Path) -> 
                                                                        for lang in ("de", "en"))}
     assert data["decontamination"]["test_a"]["exact"] >= 1  # the leaked test pair left training
     assert data["sources"]["tiny.train"]["to_val"] > 0
+
+
+def test_the_baseline_sits_beside_the_general_model_and_the_readme_follows(project: Path) -> None:
+    general = json.loads((project / "reports" / "general" / "de-en" / "metrics.json").read_text())
+    baseline = json.loads((project / "reports" / "general" / "baseline" / "metrics.json").read_text())
+    assert set(baseline) == set(general) == {"test_a"}
+    page = (project / "reports" / "general" / "baseline" / "index.html").read_text()
+    assert f"{general['test_a']['sacrebleu']:.2f}" in page and f"{baseline['test_a']['sacrebleu']:.2f}" in page
+    readme = (project / "README.md").read_text()
+    block = readme.split("<!-- begin generated: general-results -->")[1].split("<!-- end generated")[0]
+    assert "**de-en**" in block and "**en-de**" in block and "not trained yet" not in block
+    assert f"**{general['test_a']['sacrebleu']:.2f}**" in block and f"{baseline['test_a']['sacrebleu']:.2f}" in block
 
 
 def test_a_second_run_does_nothing(project: Path) -> None:

@@ -19,7 +19,7 @@ from nmt.errors import DataError
 from nmt.publish import benches
 from nmt.publish.blocks import figures_outside, names, render_text
 from nmt.publish.stage import main, pages, render_pages
-from nmt.publish.tables import BLOCKS, Sources
+from nmt.publish.tables import BLOCKS, GENERAL_BLOCKS, Sources
 from support.corpus import ROOT
 
 PAGES = pages(ROOT / "README.md", ROOT / "docs")
@@ -43,6 +43,8 @@ ALLOWED = [
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_generated_block_is_as_rendered_from_the_committed_results(page: Path) -> None:
     assert render_pages([page], SOURCES)[page] == page.read_text(encoding="utf-8"), f"{page} is stale: {RERENDER}"
+    assert render_pages([page], SOURCES, general=True)[page] == page.read_text(encoding="utf-8"), \
+        f"{page}'s general blocks are stale: run general/dvc.yaml's publish (python -m nmt.publish.stage --general)"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -52,8 +54,10 @@ def test_no_figure_outside_a_generated_block(page: Path) -> None:
                        "rendered from a committed result (nmt/publish/tables.py), or drop them")
 
 
-def test_the_generated_blocks_read_only_what_the_publish_stage_depends_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    """So DVC re-runs publish whenever a figure's source changes."""
+@pytest.mark.parametrize("general", [False, True], ids=["dvc.yaml", "general/dvc.yaml"])
+def test_the_generated_blocks_read_only_what_the_publish_stage_depends_on(monkeypatch: pytest.MonkeyPatch,
+                                                                          general: bool) -> None:
+    """So DVC re-runs publish whenever a figure's source changes (each pipeline's publish, its blocks)."""
     read: list[Path] = []
     original = Sources._read
 
@@ -62,17 +66,20 @@ def test_the_generated_blocks_read_only_what_the_publish_stage_depends_on(monkey
         return original(self, path, remedy)
 
     monkeypatch.setattr(Sources, "_read", recording)
-    render_pages(PAGES, SOURCES)
-    deps = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["publish"]["deps"]
+    render_pages(PAGES, SOURCES, general)
+    dvcfile = "general/dvc.yaml" if general else "dvc.yaml"
+    deps = yaml.safe_load((ROOT / dvcfile).read_text())["stages"]["publish"]["deps"]
     uncovered = {str(p.relative_to(ROOT)) for p in read
                  if not any(p == ROOT / d or (ROOT / d) in p.parents for d in deps)}
-    assert read and not uncovered, f"dvc.yaml's publish stage does not depend on {sorted(uncovered)}"
+    assert read and not uncovered, f"{dvcfile}'s publish stage does not depend on {sorted(uncovered)}"
 
 
 def test_every_block_is_used_and_every_renderer_cites_its_source() -> None:
     used = {name for page in PAGES for name in names(page.read_text(), str(page))}
-    assert used == set(BLOCKS), f"blocks without a page: {set(BLOCKS) - used}; pages naming unknown: {used - set(BLOCKS)}"
-    for name, render in BLOCKS.items():
+    known = set(BLOCKS) | set(GENERAL_BLOCKS)
+    assert used == known, f"blocks without a page: {known - used}; pages naming unknown: {used - known}"
+    assert not set(BLOCKS) & set(GENERAL_BLOCKS), "a block name in both sets: one pipeline's publish owns it"
+    for name, render in {**BLOCKS, **GENERAL_BLOCKS}.items():
         assert "Source: `" in render(SOURCES), f"block {name} does not name its source"
 
 
@@ -122,6 +129,25 @@ def test_a_bad_source_fails_the_stage_and_changes_no_page(site: Path, capsys: py
     assert _publish(site) == 1
     assert message in capsys.readouterr().err
     assert {p: p.read_text() for p in before} == before
+
+
+def test_each_publish_renders_its_own_blocks_and_keeps_the_others(site: Path) -> None:
+    """The default pipeline's publish never rewrites a general block (nor reads its sources), and back."""
+    metrics = site / "reports" / "general" / "de-en" / "metrics.json"
+    scores = json.loads(metrics.read_text())
+    name = next(iter(scores))
+    scores[name]["sacrebleu"] = 98.76  # what a general retrain writes
+    metrics.write_text(json.dumps(scores))
+    before = (site / "README.md").read_text()
+    assert _publish(site) == 0 and (site / "README.md").read_text() == before  # the default's: unchanged
+    assert main(["--general", "--readme", str(site / "README.md"), "--docs", str(site / "docs"), "--reports",
+                 str(site / "reports"), "--bench", str(site / "bench" / "results"), "--out",
+                 str(site / "reports" / "general" / "published.json")]) == 0
+    after = (site / "README.md").read_text()
+    assert "**98.76**" in after and after.replace("**98.76**", "") != before.replace("**98.76**", "")
+    record = json.loads((site / "reports" / "general" / "published.json").read_text())
+    assert record["blocks"][str(site / "README.md")] == ["general-results"]
+    assert _publish(site) == 0 and (site / "README.md").read_text() == after  # the default's keeps the new block
 
 
 def test_blocks_render_in_place_and_report_malformed_markers() -> None:

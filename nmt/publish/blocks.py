@@ -53,14 +53,16 @@ def blocks(text: str, where: str) -> list[tuple[str, int, int]]:
     return found
 
 
-def render_text(text: str, render: Callable[[str], str], where: str) -> str:
-    """`text` with the body of every block replaced by `render(name)` (a note line first)."""
+def render_text(text: str, render: Callable[[str], str | None], where: str) -> str:
+    """`text` with the body of every block replaced by `render(name)` (a note line first); a
+    block for which `render` returns None is left as it is."""
     lines = text.split("\n")
     out: list[str] = []
     last = 0
     for name, begin, end in blocks(text, where):
+        body = render(name)
         out += lines[last:begin + 1]
-        out += [NOTE, *render(name).strip("\n").split("\n")]
+        out += lines[begin + 1:end] if body is None else [NOTE, *body.strip("\n").split("\n")]
         last = end
     return "\n".join(out + lines[last:])
 

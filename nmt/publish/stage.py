@@ -6,7 +6,10 @@ gate reports) and `bench/results/*.json` (`make bench`), so a retrain, a changed
 new bench run leaves the documentation in step with the results it states. Text outside the
 blocks is left as written. `reports/published.json` records which file holds which blocks and
 the SHA-256 of every source they were rendered from. A block without a renderer, or a missing
-source, fails the stage with a message naming the file (and line) and changes no file.
+source, fails the stage with a message naming the file (and line) and changes no file. With
+`--general` (general/dvc.yaml's publish) it renders the general configuration's blocks
+(`GENERAL_BLOCKS`: both directions' scores, `reports/general/`) instead, each run leaving the
+other's blocks as they are.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from nmt.errors import DataError
 from nmt.files.atomic import atomic_write_text
 from nmt.files.digest import sha256_file
 from nmt.publish.blocks import names, render_text
-from nmt.publish.tables import BLOCKS, Sources
+from nmt.publish.tables import BLOCKS, GENERAL_BLOCKS, Sources
 
 log = logging.getLogger(__name__)
 
@@ -40,24 +43,30 @@ class PublishPaths:
     reports: Path = arg("the stages' reports (reports)")
     bench: Path = arg("bench results (bench/results)")
     out: Path = arg("record of what was rendered from what (reports/published.json)")
+    general: bool = arg("render the general configuration's blocks (general/dvc.yaml), not the default's",
+                        default=False)
 
 
 def pages(readme: Path, docs: Path) -> list[Path]:
     return [readme, *sorted(docs.glob("*.md"))]
 
 
-def render_pages(files: Sequence[Path], sources: Sources) -> dict[Path, str]:
-    """The new text of every file; raises `DataError` before anything is written."""
+def render_pages(files: Sequence[Path], sources: Sources, general: bool = False) -> dict[Path, str]:
+    """The new text of every file (the blocks of one set: `GENERAL_BLOCKS` when `general`, else
+    `BLOCKS`; the other set's are kept); raises `DataError` before anything is written."""
+    mine, others = (GENERAL_BLOCKS, BLOCKS) if general else (BLOCKS, GENERAL_BLOCKS)
     rendered = {}
     for path in files:
         text = path.read_text(encoding="utf-8")
 
-        def render(name: str, where: Path = path) -> str:
-            if name not in BLOCKS:
+        def render(name: str, where: Path = path) -> str | None:
+            if name in others:
+                return None
+            if name not in mine:
                 raise DataError(f"{where}: generated block {name!r} has no renderer; known blocks: "
-                                f"{', '.join(sorted(BLOCKS))} (nmt/publish/tables.py)")
+                                f"{', '.join(sorted(mine | others))} (nmt/publish/tables.py)")
             try:
-                return BLOCKS[name](sources)
+                return mine[name](sources)
             except (KeyError, TypeError, ValueError, IndexError) as exc:
                 raise DataError(f"{where}: block {name!r}: its source lacks {exc}; re-run what writes it "
                                 "(the stage or bench named in the block's source line)") from None
@@ -68,14 +77,15 @@ def render_pages(files: Sequence[Path], sources: Sources) -> dict[Path, str]:
 
 def publish(paths: PublishPaths) -> dict[str, object]:
     files = pages(paths.readme, paths.docs)
-    rendered = render_pages(files, Sources(paths.reports, paths.bench))
+    rendered = render_pages(files, Sources(paths.reports, paths.bench), paths.general)
     for path, text in rendered.items():
         if text != path.read_text(encoding="utf-8"):
             atomic_write_text(path, text)
             log.info("rendered %s", path)
-    sources = sorted([*paths.reports.glob("*.json"), *paths.reports.glob("validation/*.json"),
-                      *paths.bench.glob("*.json")])
-    blocks = {str(p): names(t, str(p)) for p, t in rendered.items()}
+    patterns = ("general/*/*.json", "general/*/validation/*.json") if paths.general else ("*.json", "validation/*.json")
+    sources = sorted([*(f for pattern in patterns for f in paths.reports.glob(pattern)), *paths.bench.glob("*.json")])
+    mine = GENERAL_BLOCKS if paths.general else BLOCKS
+    blocks = {str(p): [n for n in names(t, str(p)) if n in mine] for p, t in rendered.items()}
     record = {"blocks": {page: found for page, found in blocks.items() if found},
               "sources": {str(p): sha256_file(p) for p in sources if p != paths.out}}
     atomic_write_text(paths.out, json.dumps(record, indent=1) + "\n")

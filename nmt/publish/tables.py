@@ -1,14 +1,16 @@
 """Which renderer fills which generated block (`<!-- begin generated: NAME -->`).
 
 Each renderer takes the `Sources` and returns Markdown ending with the files it was rendered
-from (and, for a bench, where and when it was measured).
+from (and, for a bench, where and when it was measured). Two sets: the default pipeline's
+publish stage renders `BLOCKS`, general/dvc.yaml's renders `GENERAL_BLOCKS`; each leaves the
+other's blocks as they are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from nmt.publish import benches, corpora, reports, serving
+from nmt.publish import benches, corpora, general, reports, serving
 from nmt.publish.sources import Sources
 
 BLOCKS: dict[str, Callable[[Sources], str]] = {
@@ -31,4 +33,11 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "moses-proxy": corpora.moses_proxy,
 }
 
-__all__ = ["BLOCKS", "Sources"]
+# The general configuration's blocks: rendered by general/dvc.yaml's publish stage (`--general`) only,
+# so the default pipeline's publish never reads what the general pipeline writes.
+GENERAL_BLOCKS: dict[str, Callable[[Sources], str]] = {
+    "general-results": general.results,
+    "general-packages": general.packages,
+}
+
+__all__ = ["BLOCKS", "GENERAL_BLOCKS", "Sources"]

@@ -1,0 +1,95 @@
+"""Generated blocks of the general configuration (general/dvc.yaml): both directions' scores.
+
+Rendered by general/dvc.yaml's publish stage only (`nmt.publish.stage --general`), from
+`reports/general/<direction>/` (evaluate, export, ctranslate2, train), the Multi30k model's scores
+on the same de->en sets (`reports/general/baseline/metrics.json`, the baseline stage) and the
+package bench (`bench/results/packages.json`). A direction not trained yet is shown as such,
+with the command that trains it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nmt.publish.sources import Sources, measured, table
+
+DIRECTIONS = ("de-en", "en-de")
+BASELINE = "general/baseline/metrics"  # the Multi30k model on the general de->en test sets
+
+
+def _optional(s: Sources, name: str) -> Any | None:
+    """`reports/<name>.json`, or None when that stage has not run yet (another session trains it)."""
+    if not (s.reports / f"{name}.json").is_file():
+        return None
+    return s.report(name)
+
+
+def _pending(direction: str) -> str:
+    return (f"**{direction}**: not trained yet; `dvc repro general/dvc.yaml:evaluate@{direction}` trains and "
+            "scores it (about 90 minutes of training on 2 cores).")
+
+
+def results(s: Sources) -> str:
+    """README: every test set of each direction, sacreBLEU and chrF, the Multi30k model beside (de->en)."""
+    baseline = _optional(s, BASELINE) or {}
+    parts, signatures = [], set()
+    for direction in DIRECTIONS:
+        metrics = _optional(s, f"general/{direction}/metrics")
+        if metrics is None:
+            parts.append(_pending(direction) + "\n")
+            continue
+        train = s.report(f"general/{direction}/validation/train")["stats"]
+        decoding = next(iter(metrics.values()))["decoding"]
+        parts.append(f"**{direction}** (`models/general/{direction}`; {train['epochs']} epochs, {train['updates']} "
+                     f"updates; beam {decoding['beam_size']}, length penalty {decoding['alpha']:g}):\n")
+        rows = []
+        for name, m in metrics.items():
+            b = baseline.get(name) if direction == "de-en" else None
+            rows.append([f"`{name}`", m["sentences"], f"**{m['sacrebleu']:.2f}**", f"{m['chrf']:.2f}",
+                         "-" if b is None else f"{b['sacrebleu']:.2f}", "-" if b is None else f"{b['chrf']:.2f}"])
+            signatures.add((m["sacrebleu_signature"], m["chrf_signature"]))
+        parts.append(table(["test set", "sentences", "sacreBLEU", "chrF", "Multi30k model: sacreBLEU", "chrF"],
+                           rows, "lrrrrr") + "\n")
+    for bleu, chrf in sorted(signatures):
+        parts.append(f"sacreBLEU `{bleu}`; chrF `{chrf}`.")
+    if baseline:
+        d = next(iter(baseline.values()))["decoding"]
+        parts.append(f"The Multi30k model (`models/model.pt`, the default pipeline's) decoded the same sources with "
+                     f"beam {d['beam_size']}, length penalty {d['alpha']:g}.")
+    parts.append("\nSource: `reports/general/<direction>/metrics.json` (evaluate), "
+                 "`reports/general/<direction>/validation/train.json` (train), `reports/general/baseline/metrics.json` "
+                 "(baseline).")
+    return "\n".join(parts)
+
+
+def packages(s: Sources) -> str:
+    """docs/export.md: each general package's size, checks and speed beside the Multi30k package's."""
+    rows = []
+    for direction in DIRECTIONS:
+        export, ct2 = _optional(s, f"general/{direction}/export"), _optional(s, f"general/{direction}/ctranslate2")
+        if export is None:
+            rows.append([f"general {direction}", "not trained yet", "-", "-", "-"])
+            continue
+        c = [v for v in (ct2 or {}).values() if isinstance(v, dict)]
+        rows.append([f"general {direction} (`models/general/{direction}/onnx`)", f"{export['size_mb']['fp32']:.1f}",
+                     f"{export['size_mb'].get('int8', float('nan')):.1f}",
+                     f"{export['parity']['max_logit_diff']:.1e}",
+                     f"{c[0]['identical_lines']:.1%}" if c else "-"])
+    base = s.report("export")
+    base_c = [v for v in s.report("ctranslate2").values() if isinstance(v, dict)]
+    rows.append(["Multi30k de-en (`models/onnx`)", f"{base['size_mb']['fp32']:.1f}",
+                 f"{base['size_mb'].get('int8', float('nan')):.1f}", f"{base['parity']['max_logit_diff']:.1e}",
+                 f"{base_c[0]['identical_lines']:.1%}" if base_c else "-"])
+    parts = [table(["package", "fp32 graphs, MB", "int8 graphs, MB", "largest logit difference to torch",
+                    "CTranslate2 lines identical to torch"], rows, "lrrrr")]
+    parts.append("\nSource: `reports/general/<direction>/export.json`, `reports/general/<direction>/ctranslate2.json`, "
+                 "`reports/export.json`, `reports/ctranslate2.json`.")
+    bench = s.result("packages")
+    rows = [[f"`{r['package']}`", r["direction"], f"`{r['input']}`", f"{r['search']} (beam {r['beam_size']})",
+             r["sentences"], f"{r['sentences_per_s']:.1f}", f"{r['tokens_per_s']:.0f}"]
+            for r in bench["results"]["rows"]]
+    parts += ["", f"Speed, every package decoding the same inputs in one run ({bench['results']['decoding']}):", "",
+              table(["package", "direction", "input", "search", "sentences", "sentences/s", "output words/s"], rows,
+                    "lllllrr"),
+              "", measured(bench, "packages")]
+    return "\n".join(parts)
