@@ -63,6 +63,10 @@ class LanguageIdentifier:
                 det.set_languages(list(self.languages))
         return det
 
+    def scores(self, text: str) -> dict[str, float]:
+        """eldc's score (0-1, a similarity) of every candidate language it found in `text` ({}: none)."""
+        return {k: float(v) for k, v in (self._detector().detect_details(text).scores or {}).items()}
+
     def detect(self, text: str) -> Detection:
         result = self._detector().detect_details(text)
         lang = result.language or UNDETERMINED
