@@ -271,22 +271,28 @@ def offline(model: Path, int8: bool, threads: int, lines: list[str], batch1: int
     """The same package without the server, in this process: batch 1, 32 random, 64 length-sorted."""
     from nmt.serve.engine import load_model
 
+    from nmt.serve.decoding import translate_sentences
+
     translator = load_model(model, int8=int8, threads=threads).translator
-    translator.translate(lines[:8])  # warm-up
+
+    def translate(batch: list[str]) -> list[str]:  # the server's own path for a batch (spans kept, loop guard)
+        return [hyps[0] for hyps in translate_sentences(translator, batch)[0]]
+
+    translate(lines[:8])  # warm-up
     latencies = []
     for line in lines[:batch1]:
         t0 = time.monotonic()
-        translator.translate([line])
+        translate([line])
         latencies.append((time.monotonic() - t0) * 1000)
     shuffled = random.Random(1).sample(lines, len(lines))
     translator.batch_size = 32
     t0 = time.monotonic()
     for start in range(0, len(shuffled), 32):
-        translator.translate(shuffled[start:start + 32])
+        translate(shuffled[start:start + 32])
     random32 = len(lines) / (time.monotonic() - t0)
     translator.batch_size = 64
     t0 = time.monotonic()
-    outputs = translator.translate(lines)
+    outputs = translate(lines)
     sorted64 = len(lines) / (time.monotonic() - t0)
     report = {"batch1": {"sentences": len(latencies), "p50_ms": pct(latencies, .5), "p99_ms": pct(latencies, .99),
                          "sentences_per_s": round(len(latencies) / (sum(latencies) / 1000), 2)},

@@ -1,7 +1,8 @@
 """The routes: LibreTranslate's API, our health, model and metrics endpoints, reload, the demo page.
 
 `build_app(state)` returns the Starlette application over a `ServeState` (the config, the
-engine, the batcher, the metrics, the keys). The event loop only parses, admits and answers:
+packages by direction, the batcher, the metrics, the keys). `source`/`target` pick the package;
+`source: auto` detects each text's language and routes it to the package that reads it. The event loop only parses, admits and answers:
 splitting runs on a text thread, decoding on the batcher's inference threads, loading on a
 worker thread. A translate request is admitted whole or refused at once, and waits for its
 sentences until they are all translated, its client goes away (its queued sentences are then
@@ -13,12 +14,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import threading
 import time
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,79 +29,21 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from nmt.errors import NmtError
-from nmt.serve.batcher import (BatchFailed, Batcher, Draining, Job, QueueFull, Refused, Stale,
-                               TooManySentences)
-from nmt.serve.config import ServeConfig
+from nmt.serve.batcher import Job
 from nmt.serve.engine import Engine, ReloadBusy
-from nmt.serve.limits import KeyCheck, check_admin
-from nmt.serve.metrics import Metrics, Timing
+from nmt.serve.limits import check_admin
+from nmt.serve.metrics import Timing
 from nmt.serve.page import PAGE
-from nmt.serve.protocol import (HttpError, fields, languages_answer, parse_translate, read_body, translate_answer)
-from nmt.serve.sentences import Segmented, SentenceSplitter
+from nmt.serve.protocol import HttpError, api_key, fields, parse_texts, parse_translate, read_body, translate_answer
+from nmt.serve.refusals import BatchFailed, Draining, QueueFull, Refused, Stale, TooManySentences
+from nmt.serve.router import Detected
+from nmt.serve.sentences import Segmented
+from nmt.serve.state import ServeState
 
 log = logging.getLogger("nmt.serve")
 GENERATION = "X-Nmt-Model-Generation"  # response header: the generation of the model that translated
-ROUTES = ("/", "/translate", "/languages", "/health", "/livez", "/readyz", "/v1/model", "/metrics", "/admin/reload")
-
-
-@dataclass
-class ServeState:
-    """Everything the routes share. `ready`: warmed up and not draining; `in_flight`: admitted
-    translate requests not yet answered (the drain waits for them)."""
-
-    config: ServeConfig
-    engine: Engine
-    batcher: Batcher
-    metrics: Metrics
-    keys: KeyCheck
-    text_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-text"))
-    ready: bool = False
-    draining: bool = False
-    in_flight: int = 0
-    jobs: set[Job] = field(default_factory=set)  # the admitted requests' jobs, until answered
-    _splitters: threading.local = field(default_factory=threading.local)
-
-    def split(self, texts: list[str], lang: str) -> list[Segmented]:
-        """On the text thread: every text cut into sentences (one spaCy splitter per language)."""
-        splitter = getattr(self._splitters, lang, None)
-        if splitter is None:
-            splitter = SentenceSplitter(lang)
-            setattr(self._splitters, lang, splitter)
-        return [splitter.split(t) for t in texts]
-
-    def fail_admitted(self, error: Refused) -> int:
-        """On the loop: every admitted request not yet translated gets `error` now (its queued
-        sentences are dropped); returns how many."""
-        failed = 0
-        for job in list(self.jobs):
-            if not job.future.done():
-                job.close()
-                job.future.set_exception(error)
-                failed += 1
-        return failed
-
-    def begin_drain(self) -> None:
-        """Refuse new work and say not ready; what was admitted goes on."""
-        if not self.draining:
-            log.info("draining: %d requests in flight, %d sentences queued", self.in_flight, len(self.batcher.queue))
-        self.draining = self.batcher.draining = True
-        self.ready = False
-
-    async def reload(self, path: Path | None) -> dict[str, Any]:
-        """Load and switch to `path` (default: the served folder) off the loop; `NmtError` if refused."""
-        loop = asyncio.get_running_loop()
-        try:
-            model = await loop.run_in_executor(None, self.engine.reload, path)
-        except ReloadBusy:
-            raise
-        except NmtError as exc:
-            self.metrics.reloads.labels("refused").inc()
-            log.error("reload refused, still serving %s: %s", self.engine.current.path, exc)
-            raise
-        self.metrics.reloads.labels("ok").inc()
-        described = model.describe()
-        self.metrics.set_model(described)
-        return described
+ROUTES = ("/", "/translate", "/detect", "/languages", "/health", "/livez", "/readyz", "/v1/model", "/metrics",
+          "/admin/reload")
 
 
 def _state(request: Request) -> ServeState:
@@ -155,20 +95,32 @@ def alternative_texts(seg: Segmented, hyps: list[list[str]], wanted: int) -> lis
     return out[:wanted]
 
 
+def _detected(d: Detected, engine: Engine) -> dict[str, Any]:
+    """LibreTranslate's detectedLanguage; a text without letters is the routed package's source, confidence 0."""
+    return {"confidence": d.confidence, "language": d.language if d.confidence else engine.current.languages[0]}
+
+
 async def translate(request: Request) -> Response:
     state = _state(request)
-    cfg = state.config
+    cfg, router = state.config, state.router
     if state.draining:
-        raise HttpError(503, "the server is shutting down; send the request to another instance", "draining", 1)
+        raise Draining("the server is shutting down; send the request to another instance", retry_after=1)
     body = await read_body(request, cfg.max_body_bytes, cfg.body_timeout_s)
-    model = state.engine.current
-    call = parse_translate(await fields(request, body), model.languages, cfg.max_texts, cfg.max_chars)
+    call = parse_translate(await fields(request, body), cfg.max_texts, cfg.max_chars)
     state.keys.check(call.api_key, call.chars, time.monotonic())
     loop = asyncio.get_running_loop()
-    src = model.languages[0]
+    detected: list[dict[str, Any]] | None = None
+    if call.auto:
+        found = await loop.run_in_executor(state.text_pool, lambda: [router.detect(t) for t in call.texts])
+        engines = router.route_auto(found, call.target)
+        detected = [_detected(d, e) for d, e in zip(found, engines)]
+    else:
+        engines = [router.route(call.source, call.target)] * len(call.texts)
     state.batcher.check_room(sum(1 for t in call.texts if t.strip()))  # a text has a sentence at least
-    segmented = await loop.run_in_executor(state.text_pool, state.split, call.texts, src)
-    job = state.batcher.submit([s for seg in segmented for s in seg.sentences], n=1 + call.alternatives)
+    segmented = await loop.run_in_executor(state.text_pool, state.split, call.texts,
+                                           [e.current.languages[0] for e in engines])
+    routes = [e for seg, e in zip(segmented, engines) for _ in seg.sentences]
+    job = state.batcher.submit([s for seg in segmented for s in seg.sentences], n=1 + call.alternatives, engines=routes)
     state.in_flight += 1
     state.jobs.add(job)
     state.metrics.in_flight.set(state.in_flight)
@@ -184,7 +136,22 @@ async def translate(request: Request) -> Response:
         start += len(hyps)
         texts.append(seg.join([h[0] for h in hyps]))
         alternatives.append(alternative_texts(seg, hyps, call.alternatives))
-    return JSONResponse(translate_answer(call, texts, alternatives, src), headers={GENERATION: str(job.generation)})
+    return JSONResponse(translate_answer(call, texts, alternatives, detected), headers={GENERATION: str(job.generation)})
+
+
+async def detect(request: Request) -> Response:
+    """LibreTranslate's /detect: per text, a list of {"confidence", "language"} (one candidate: the
+    detected language; confidence 0-100)."""
+    state = _state(request)
+    cfg = state.config
+    body = await read_body(request, cfg.max_body_bytes, cfg.body_timeout_s)
+    data = await fields(request, body)
+    texts, single = parse_texts(data, cfg.max_texts, cfg.max_chars)
+    state.keys.check(api_key(data), sum(map(len, texts)), time.monotonic())
+    found = await asyncio.get_running_loop().run_in_executor(state.text_pool,
+                                                             lambda: [state.router.detect(t) for t in texts])
+    answer = [[{"confidence": d.confidence, "language": d.language}] for d in found]
+    return JSONResponse(answer[0] if single else answer)
 
 
 async def reload(request: Request) -> Response:
@@ -205,7 +172,7 @@ async def reload(request: Request) -> Response:
         raise HttpError(409, str(exc), "bad_request") from None
     except NmtError as exc:
         raise HttpError(422, f"reload refused, the previous model keeps serving: {exc}", "bad_request") from None
-    return JSONResponse({"status": "reloaded", "model": described})
+    return JSONResponse({"status": "reloaded", "models": described})
 
 
 async def page(request: Request) -> Response:
@@ -213,7 +180,7 @@ async def page(request: Request) -> Response:
 
 
 async def languages(request: Request) -> Response:
-    return JSONResponse(languages_answer(_state(request).engine.current.languages))
+    return JSONResponse(_state(request).router.languages())
 
 
 async def alive(request: Request) -> Response:
@@ -233,8 +200,7 @@ async def readyz(request: Request) -> Response:
 
 
 async def model_card(request: Request) -> Response:
-    model = _state(request).engine.current
-    return JSONResponse({"served": model.describe(), "card": model.card})
+    return JSONResponse({"models": [{"served": m.describe(), "card": m.card} for m in _state(request).router.models()]})
 
 
 async def metrics(request: Request) -> Response:
@@ -266,10 +232,11 @@ def build_app(state: ServeState) -> Starlette:
                           state.batcher.warm_up_error)
                 return
             state.ready = not state.draining
-            log.info("ready: %s (%s) on %d decoder thread(s), %d CPU thread(s) each", state.engine.current.path,
-                     state.engine.current.engine, state.batcher.decoders, state.engine.options["threads"])
+            log.info("ready: %s on %d decoder thread(s), %d CPU thread(s) each",
+                     ", ".join(f"{m.direction} {m.path} ({m.engine})" for m in state.router.models()),
+                     state.batcher.decoders, state.router.first.options["threads"])
 
-        state.metrics.set_model(state.engine.current.describe())
+        state.publish_models()
         state.batcher.start(asyncio.get_running_loop(), warmed)
         yield
         state.begin_drain()
@@ -280,6 +247,7 @@ def build_app(state: ServeState) -> Starlette:
     routes = [
         Route("/", page),
         Route("/translate", translate, methods=["GET", "POST"]),
+        Route("/detect", detect, methods=["GET", "POST"]),
         Route("/languages", languages),
         Route("/health", alive),
         Route("/livez", alive),

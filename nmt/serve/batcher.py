@@ -8,8 +8,9 @@ arrive; drops those whose request is gone (client disconnected, timed out, or an
 it failed); fails those that waited longer than `queue_timeout` (503); sorts the rest by length,
 decodes them as one batch with its own translator (`Engine.translator`), and hands every result
 back to the event loop in one callback. A batch that raises fails every request in it, so no
-request waits for a sentence that will never come. Decoding settings are the model's (the
-card's): every batch is decoded the same way.
+request waits for a sentence that will never come. With several packages (one per direction)
+the queue is shared: each sentence names its engine, a batch is of one engine (the oldest
+sentence's), and every decoder thread decodes for every engine.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from nmt.serve.engine import WARM_UP, Engine
+from nmt.serve.engine import Engine
+from nmt.serve.decoding import translate_sentences
 from nmt.serve.metrics import Metrics
+from nmt.serve.refusals import BatchFailed, Draining, QueueFull, Refused, Stale, TooManySentences
 
 log = logging.getLogger(__name__)
 
@@ -36,34 +39,6 @@ log = logging.getLogger(__name__)
 # fp32, 2 cores; bench/serve_load.py variants, issue 31). The server owns its process; the
 # interval is restored when the threads have stopped.
 SWITCH_INTERVAL_S = 0.0002
-
-
-class Refused(Exception):
-    """Why the batcher did not translate a request's sentences (the app maps each kind to a status)."""
-
-    def __init__(self, message: str, retry_after: int | None = None) -> None:
-        super().__init__(message)
-        self.message, self.retry_after = message, retry_after
-
-
-class QueueFull(Refused):
-    """The request's sentences do not fit in the queue now: retry later."""
-
-
-class Draining(Refused):
-    """The server is shutting down (or stopped) before translating them."""
-
-
-class Stale(Refused):
-    """They waited longer than the queue timeout: the server is overloaded."""
-
-
-class BatchFailed(Refused):
-    """The batch they were decoded in raised."""
-
-
-class TooManySentences(Refused):
-    """The request has more sentences than one request may (it could never fit the queue)."""
 
 
 @dataclass(eq=False)
@@ -86,6 +61,7 @@ class Item:
     job: Job
     index: int  # place in its request
     text: str
+    engine: Engine  # the package (direction) that translates it; a batch is one engine's
     queued_at: float = field(default_factory=time.monotonic)
 
 
@@ -93,9 +69,9 @@ class Batcher:
     """The queue and its inference threads. `submit` and the results' callbacks run on the event
     loop; `_work` runs on the threads."""
 
-    def __init__(self, engine: Engine, metrics: Metrics, *, max_batch: int, max_wait_s: float, max_queue: int,
-                 queue_timeout_s: float, decoders: int, max_sentences: int | None = None) -> None:
-        self.engine, self.metrics = engine, metrics
+    def __init__(self, engines: Sequence[Engine], metrics: Metrics, *, max_batch: int, max_wait_s: float,
+                 max_queue: int, queue_timeout_s: float, decoders: int, max_sentences: int | None = None) -> None:
+        self.engines, self.metrics = list(engines), metrics
         self.max_batch, self.max_wait_s, self.max_queue = max_batch, max_wait_s, max_queue
         self.max_sentences = min(max_queue, max_sentences or max_queue)  # one request's most: it must fit the queue
         self.queue_timeout_s, self.decoders = queue_timeout_s, decoders
@@ -141,9 +117,9 @@ class Batcher:
             raise QueueFull(f"the queue is full ({len(self.queue)} of {self.max_queue} sentences queued, this request "
                             f"has {sentences}); retry later", retry_after=self.retry_after(sentences))
 
-    def submit(self, texts: Sequence[str], n: int = 1) -> Job:
+    def submit(self, texts: Sequence[str], n: int = 1, engines: Sequence[Engine] | None = None) -> Job:
         """Queue all of `texts` as one job wanting up to `n` translations of each (the beam's n-best
-        list), or raise `Draining` / `QueueFull`."""
+        list), text i for `engines[i]` (default: the first engine), or raise `Draining` / `QueueFull`."""
         assert self.loop is not None, "Batcher.start() first"
         if len(texts) > self.max_sentences:
             raise TooManySentences(f"{len(texts)} sentences in one request; the limit (--max-sentences) is "
@@ -155,7 +131,8 @@ class Batcher:
             return job
         with self.ready:
             self.check_room(len(texts))
-            self.queue.extend(Item(job, i, text) for i, text in enumerate(texts))
+            routes = engines or [self.engines[0]] * len(texts)
+            self.queue.extend(Item(job, i, text, engine) for i, (text, engine) in enumerate(zip(texts, routes)))
             self.metrics.queue_depth.set(len(self.queue))
             self.ready.notify_all()
         return job
@@ -204,8 +181,7 @@ class Batcher:
         keeps closed-loop clients in one batch: without it, the clients answered by one batch
         re-send just after the next batch (the ones that queued meanwhile) has left, and the
         two groups alternate for ever at half the batch size. What is queued is shared out among
-        the decoders waiting for work, so none idles while another decodes all of it (measured:
-        with 2 decoders x 1 thread, 2 to 16 closed-loop clients kept one core busy, not two)."""
+        the decoders waiting for work, so none idles while another decodes all of it."""
         back = time.monotonic()
         with self.ready:
             self.idle += 1
@@ -223,15 +199,26 @@ class Batcher:
                         self.ready.wait(left)
                     if self.queue and not self.stopping:  # another thread may have taken them meanwhile
                         share = -(-len(self.queue) // self.idle)  # the waiting decoders' equal shares, rounded up
-                        batch = [self.queue.popleft() for _ in range(min(self.max_batch, share))]
+                        batch = self._pop_oldest(min(self.max_batch, share))
                         self.metrics.queue_depth.set(len(self.queue))
                         return batch
             finally:
                 self.idle -= 1
 
+    def _pop_oldest(self, limit: int) -> list[Item]:
+        """Up to `limit` of the oldest queued sentences of the oldest sentence's engine (a batch is
+        decoded by one package); the others keep their places."""
+        engine, batch, others = self.queue[0].engine, [], []
+        while self.queue and len(batch) < limit:
+            item = self.queue.popleft()
+            (batch if item.engine is engine else others).append(item)
+        self.queue.extendleft(reversed(others))
+        return batch
+
     def _work(self) -> None:
         try:
-            self.translate([WARM_UP])
+            for engine in self.engines:
+                self.translate([engine.current.warm_up_text], engine=engine)
         except Exception as exc:  # a model that cannot decode one sentence is never reported ready
             log.exception("inference thread: the warm-up sentence failed; /readyz stays 503")
             self.warm_up_error = f"{type(exc).__name__}: {exc}"
@@ -263,7 +250,7 @@ class Batcher:
         try:
             # n only changes what is read off the same search: the batch is decoded alike for every request
             n = max(item.job.n for item in live)
-            outputs: list[list[str] | Refused] = list(self.translate([item.text for item in live], n))
+            outputs: list[list[str] | Refused] = list(self.translate([item.text for item in live], n, live[0].engine))
         except Exception as exc:
             log.exception("a batch of %d sentences failed", len(live))
             error = BatchFailed(f"translation failed ({type(exc).__name__}: {exc}); the server log has the details")
@@ -274,7 +261,7 @@ class Batcher:
             self.metrics.batch_size.observe(len(live))
             self.metrics.sentences.inc(len(live))
             self.rate = 0.8 * self.rate + 0.2 * len(live) / max(took, 1e-3) if self.rate else len(live) / max(took, 1e-3)
-        self._send(live, outputs, self.engine.thread_generation())
+        self._send(live, outputs, live[0].engine.thread_generation())
 
     def _send(self, items: list[Item], outputs: Sequence[list[str] | Refused], generation: int = 0) -> None:
         self._call(self._deliver, items, outputs, generation)
@@ -287,12 +274,12 @@ class Batcher:
             except RuntimeError:  # the loop closed meanwhile: nobody is waiting any more
                 pass
 
-    def translate(self, texts: list[str], n: int = 1) -> list[list[str]]:
+    def translate(self, texts: list[str], n: int = 1, engine: Engine | None = None) -> list[list[str]]:
         """One batch, text to text, on this thread's translator: up to `n` translations per text,
-        best first. `LineTranslator.translate` (or `translate_n`: the same search, its n-best list
-        read off too) tokenizes, sorts by length, decodes and detokenizes; its batch size is
-        `max_batch`, so the batch is decoded as one."""
-        _, translator = self.engine.translator()
-        if n > 1:
-            return translator.translate_n(texts, n)
-        return [[text] for text in translator.translate(texts)]
+        best first (`nmt.serve.decoding.translate_sentences`: spans kept, one search, the guard's
+        choice first; the translator's batch size is `max_batch`, so the batch is decoded as one)."""
+        _, translator = (engine or self.engines[0]).translator()
+        out, changed = translate_sentences(translator, texts, n)
+        if changed:
+            self.metrics.guarded.inc(changed)
+        return out

@@ -30,9 +30,11 @@ def knob(default: Any, help: str) -> Any:
 class ServeConfig:
     """What `nmt serve` serves and how; the defaults are the command's."""
 
-    # the package: an ONNX export (models/onnx) or a CTranslate2 model folder (models/ct2)
-    model: Path = knob(Path("models/onnx"), "model folder: the ONNX package (export stage, or `dvc artifacts get "
-                                            "... --stage prod`) or the CTranslate2 model (models/ct2)")
+    # the packages, one per direction: ONNX exports (models/onnx) or CTranslate2 model folders (models/ct2), or
+    # folders of such packages; requests are routed by source/target (auto: by the detected language)
+    model: tuple[Path, ...] = knob((Path("models/onnx"),), "model folder: the ONNX package (export stage, or `dvc "
+                                   "artifacts get ... --stage prod`) or the CTranslate2 model (models/ct2), or a "
+                                   "folder of packages; repeat it for more directions (one package per direction)")
     # use the package's int8 graphs (ONNX) or int8 compute (CTranslate2)
     int8: bool = knob(False, "decode with the int8 graphs (ONNX) / int8 compute (CTranslate2)")
     # interface to listen on; 127.0.0.1 keeps it on this machine
@@ -58,8 +60,8 @@ class ServeConfig:
     # queued sentences; a request whose sentences do not all fit is answered 503 at once
     max_queue: int = knob(512, "sentences the queue holds; a request that does not fit gets 503 with Retry-After")
     # sentences in one request after splitting; at most --max-queue, so every admissible request can fit the queue
-    max_sentences: int = knob(256, "sentences in one request (its texts cut into sentences); more: 413 (at most "
-                                   "--max-queue)")
+    max_sentences: int = knob(256, "sentences in one request (its texts cut into sentences); more: 413 (beyond "
+                                   "--max-queue, --max-queue counts)")
     # a sentence that waited longer than this in the queue is not decoded: its request gets 503
     queue_timeout_s: float = knob(10.0, "a sentence queued longer than this is not decoded: 503, seconds")
     # a request not answered within this gets 504 (its queued sentences are dropped)
@@ -93,6 +95,9 @@ class ServeConfig:
     access_log: bool = knob(False, "log one line per request: method, path (no query string), status, ms")
 
     def __post_init__(self) -> None:
+        if isinstance(self.model, (str, Path)):  # one folder given as such (the library's callers)
+            object.__setattr__(self, "model", (Path(self.model),))
+
         def need(ok: bool, option: str, what: str) -> None:
             if not ok:
                 raise ConfigError(f"{_flag(option)} {getattr(self, option)}: {what}")
@@ -103,8 +108,7 @@ class ServeConfig:
         need(self.max_batch >= 1, "max_batch", "must be >= 1")
         need(self.max_wait_ms >= 0, "max_wait_ms", "must be >= 0 (0: decode what is queued at once)")
         need(self.max_queue >= self.max_batch, "max_queue", f"must be >= --max-batch ({self.max_batch})")
-        need(1 <= self.max_sentences <= self.max_queue, "max_sentences",
-             f"must be 1 to --max-queue ({self.max_queue}): a larger request could never fit the queue")
+        need(self.max_sentences >= 1, "max_sentences", "must be >= 1 (a larger value than --max-queue counts as it)")
         need(self.max_connections >= 1, "max_connections", "must be >= 1")
         for option in ("queue_timeout_s", "request_timeout_s", "drain_timeout_s", "body_timeout_s"):
             need(getattr(self, option) > 0, option, "must be > 0 seconds")
@@ -132,6 +136,8 @@ def _flag(name: str) -> str:
 
 
 def _shown(default: Any) -> Any:
+    if isinstance(default, tuple) and default:
+        return " ".join(map(str, default))
     return "unset" if default is None or default == () else "off" if default is False else default
 
 
@@ -142,6 +148,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if f.default is False:
             parser.add_argument(flag, dest=f.name, action="store_true", help=help_)
             continue
+        if f.name == "model":
+            parser.add_argument(flag, dest=f.name, type=Path, action="append", metavar="DIR",
+                                help=help_)
+            continue
         kind = {"model": Path, "api_keys": Path, "admin_token": str, "cors_origins": str}.get(f.name, type(f.default))
         parser.add_argument(flag, dest=f.name, type=kind, default="" if f.name == "cors_origins" else f.default,
                             metavar=flag[2:].upper().replace("-", "_"), help=help_)
@@ -151,5 +161,6 @@ def from_args(args: argparse.Namespace) -> ServeConfig:
     """The config the options give; the admin token falls back to $NMT_SERVE_ADMIN_TOKEN."""
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(ServeConfig)}
     given["cors_origins"] = tuple(o.strip() for o in given["cors_origins"].split(",") if o.strip())
+    given["model"] = tuple(given["model"] or ServeConfig.model)
     given["admin_token"] = given["admin_token"] or os.environ.get(ADMIN_TOKEN_ENV) or None
     return ServeConfig(**given)

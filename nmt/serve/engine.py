@@ -31,7 +31,8 @@ from nmt.text.tokenizer import make_tokenizer
 log = logging.getLogger(__name__)
 
 ENGINES = {"nmt-onnx": "onnx", "nmt-ctranslate2": "ct2"}  # card format -> engine
-WARM_UP = "Ein Mann fährt mit dem Fahrrad eine Straße hinunter."
+WARM_UP = {"de": "Ein Mann fährt mit dem Fahrrad eine Straße hinunter.", "en": "A man rides a bicycle down a street."}
+WARM_UP_OTHER = "1, 2, 3."  # a source language without a sentence above
 
 
 class ReloadBusy(NmtError):
@@ -56,6 +57,16 @@ class Model:
     def languages(self) -> tuple[str, str]:
         return self.card["languages"]["src"], self.card["languages"]["tgt"]
 
+    @property
+    def direction(self) -> str:
+        """"de-en": source and target language."""
+        return "-".join(self.languages)
+
+    @property
+    def warm_up_text(self) -> str:
+        """A sentence in the source language, decoded once before the model serves."""
+        return WARM_UP.get(self.languages[0], WARM_UP_OTHER)
+
     def for_thread(self) -> LineTranslator:
         """A translator for one inference thread: its own tokenizer and (ONNX) search state, the
         sessions shared."""
@@ -67,7 +78,7 @@ class Model:
     def describe(self) -> dict[str, Any]:
         """What GET /v1/model says besides the card."""
         t = self.translator
-        return {"path": str(self.path), "engine": self.engine, "int8": self.int8, "generation": self.generation,
+        return {"direction": self.direction, "path": str(self.path), "engine": self.engine, "int8": self.int8, "generation": self.generation,
                 "loaded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.loaded_at)), "sha256": self.digest,
                 "decoding": {"beam_size": t.beam_size, "alpha": t.alpha, "max_extra": t.max_extra}}
 
@@ -121,9 +132,9 @@ def _read_card(path: Path) -> bytes:
         raise DataError(f"{path / CARD}: cannot read ({exc.strerror or exc}); fetch or export the package again") from None
 
 
-def warm_up(translator: LineTranslator) -> None:
+def warm_up(model: Model, translator: LineTranslator) -> None:
     """One decode, so the first request does not pay for lazy initialisation."""
-    translator.translate([WARM_UP])
+    translator.translate([model.warm_up_text])
 
 
 class Engine:
@@ -161,7 +172,10 @@ class Engine:
         try:
             old = self.current
             new = load_model(path or old.path, generation=old.generation + 1, **self.options)
-            warm_up(new.for_thread())
+            if new.direction != old.direction:
+                raise DataError(f"{new.path} translates {new.direction}; it cannot replace {old.path}, which translates "
+                                f"{old.direction}: reload the package of that direction")
+            warm_up(new, new.for_thread())
             self.current = new
             self._translators = {}  # the threads' old translators go now, not at each thread's next batch
             log.info("reloaded: %s (%s, generation %d) replaces %s", new.path, new.digest, new.generation, old.digest)

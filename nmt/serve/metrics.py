@@ -45,15 +45,19 @@ class Metrics:
                                   registry=r)
         self.dropped = Counter("nmt_serve_sentences_dropped", "queued sentences not decoded because their request "
                                "was gone (client disconnected, request timed out, or failed)", registry=r)
+        self.guarded = Counter("nmt_serve_guarded_sentences", "sentences whose best hypothesis looped or had an absurd "
+                               "length, replaced by the next good one of the beam or the greedy translation",
+                               registry=r)
         self.reloads = Counter("nmt_serve_reloads", "model reloads, by outcome", ["outcome"], registry=r)
-        self.model = Info("nmt_serve_model", "the model being served", registry=r)
+        self.model = Info("nmt_serve_model", "the models being served, one per direction", ["direction"], registry=r)
         for reason in REASONS:
             self.rejections.labels(reason)
         for outcome in ("ok", "refused"):
             self.reloads.labels(outcome)
 
     def set_model(self, described: dict[str, Any]) -> None:
-        self.model.info({k: str(described[k]) for k in ("path", "engine", "int8", "generation", "sha256")})
+        self.model.labels(described["direction"]).info({k: str(described[k]) for k in ("path", "engine", "int8",
+                                                                                        "generation", "sha256")})
 
     def reject(self, reason: str, n: int = 1) -> None:
         self.rejections.labels(reason).inc(n)

@@ -37,10 +37,11 @@ PAGE = """<!doctype html>
 <script>
 "use strict";
 const $ = (id) => document.getElementById(id);
-let target = "en";
+let source = "auto", target = "en";
 fetch("/languages").then((r) => r.json()).then((langs) => {
   const src = langs.find((l) => l.targets.length);
   if (!src) return;
+  source = src.code;
   target = src.targets[0];
   const dst = langs.find((l) => l.code === target);
   $("pair").textContent = src.name + " to " + (dst ? dst.name : target);
@@ -50,7 +51,7 @@ async function translate() {
   status.className = "";
   status.textContent = "translating...";
   $("translate").disabled = true;
-  const body = {q: $("source").value, source: "auto", target: target, format: "text"};
+  const body = {q: $("source").value, source: source, target: target, format: "text"};
   if ($("key").value) body.api_key = $("key").value;
   const started = performance.now();
   try {

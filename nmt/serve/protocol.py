@@ -38,17 +38,22 @@ class HttpError(Exception):
 
 @dataclass(frozen=True)
 class TranslateCall:
-    """A checked translate request."""
+    """A checked translate request (its languages are the router's to check)."""
 
     texts: list[str]
     single: bool  # `q` was one string (answer with one string), not a list
     alternatives: int  # alternative translations asked for per text
-    auto: bool  # source was "auto": answer with detectedLanguage
+    source: str  # a language code, or "auto": detect each text's language (answer with detectedLanguage)
+    target: str
     api_key: str | None
 
     @property
     def chars(self) -> int:
         return sum(len(t) for t in self.texts)
+
+    @property
+    def auto(self) -> bool:
+        return self.source == "auto"
 
 
 async def read_body(request: Request, limit: int, timeout_s: float | None = None) -> bytes:
@@ -124,23 +129,38 @@ def _text(value: Any, what: str) -> str:
     return value
 
 
-def parse_translate(data: dict[str, Any], languages: tuple[str, str], max_texts: int, max_chars: int) -> TranslateCall:
-    """Check the fields of a translate request against the model's languages and the limits."""
-    src, tgt = languages
-    for name in ("q", "source", "target"):
-        if data.get(name) is None:
-            raise HttpError(400, f"Invalid request: missing {name} parameter", "bad_request")
+def parse_texts(data: dict[str, Any], max_texts: int, max_chars: int) -> tuple[list[str], bool]:
+    """`q`, a text or a list of texts, checked against the limits: (texts, whether q was one string)."""
+    if data.get("q") is None:
+        raise HttpError(400, "Invalid request: missing q parameter", "bad_request")
     q = data["q"]
     single = not isinstance(q, list)
     texts = [_text(q, "q")] if single else [_text(t, "every element of q") for t in q]
     if not texts:
         raise HttpError(400, "Invalid request: q is an empty list", "bad_request")
+    if len(texts) > max_texts:
+        raise HttpError(413, f"{len(texts)} texts in one request; the limit (--max-texts) is {max_texts}: split "
+                             "the list", "too_large")
+    longest = max(range(len(texts)), key=lambda i: len(texts[i]))
+    if len(texts[longest]) > max_chars:
+        where = "q" if single else f"q[{longest}]"
+        raise HttpError(413, f"{where} has {len(texts[longest])} characters; the limit (--max-chars) is {max_chars}: "
+                             "split the text", "too_large")
+    return texts, single
+
+
+def api_key(data: dict[str, Any]) -> str | None:
+    key = data.get("api_key")
+    return key if isinstance(key, str) and key else None
+
+
+def parse_translate(data: dict[str, Any], max_texts: int, max_chars: int) -> TranslateCall:
+    """Check the fields of a translate request (the languages: `Router.route`)."""
+    for name in ("q", "source", "target"):
+        if data.get(name) is None:
+            raise HttpError(400, f"Invalid request: missing {name} parameter", "bad_request")
+    texts, single = parse_texts(data, max_texts, max_chars)
     source, target = _text(data["source"], "source").lower(), _text(data["target"], "target").lower()
-    if source not in (src, "auto"):
-        raise HttpError(400, f"{source} is not supported: this server translates {src} (or auto) to {tgt}", "bad_request")
-    if target != tgt:
-        raise HttpError(400, f"{target} is not supported as a target: this server translates {src} to {tgt}",
-                        "bad_request")
     fmt = data.get("format") or "text"
     if fmt != "text":
         raise HttpError(400, f"format {fmt!r} is not supported; send plain text (format: text)", "bad_request")
@@ -150,33 +170,17 @@ def parse_translate(data: dict[str, Any], languages: tuple[str, str], max_texts:
         raise HttpError(400, "Invalid request: alternatives must be a whole number", "bad_request") from None
     if not 0 <= alternatives <= 3:
         raise HttpError(400, "Invalid request: alternatives must be 0 to 3", "bad_request")
-    if len(texts) > max_texts:
-        raise HttpError(413, f"{len(texts)} texts in one request; the limit (--max-texts) is {max_texts}: split "
-                             "the list", "too_large")
-    longest = max(range(len(texts)), key=lambda i: len(texts[i]))
-    if len(texts[longest]) > max_chars:
-        where = "q" if single else f"q[{longest}]"
-        raise HttpError(413, f"{where} has {len(texts[longest])} characters; the limit (--max-chars) is {max_chars}: "
-                             "split the text", "too_large")
-    key = data.get("api_key")
-    return TranslateCall(texts, single, alternatives, source == "auto", key if isinstance(key, str) and key else None)
+    return TranslateCall(texts, single, alternatives, source, target, api_key(data))
 
 
 def translate_answer(call: TranslateCall, translations: list[str], alternatives: list[list[str]],
-                     src: str) -> dict[str, Any]:
+                     detected: list[dict[str, Any]] | None) -> dict[str, Any]:
     """LibreTranslate's answer: translatedText (string or list, as q was), alternatives per text
-    when asked (from the beam's n-best list; none with greedy search), detectedLanguage for auto."""
+    when asked (from the beam's n-best list; none with greedy search), detectedLanguage per text
+    for auto (`{"language", "confidence"}`)."""
     answer: dict[str, Any] = {"translatedText": translations[0] if call.single else translations}
     if call.alternatives:
         answer["alternatives"] = alternatives[0] if call.single else alternatives
-    if call.auto:
-        detected = {"confidence": 100.0, "language": src}  # no detection: the model reads one language
-        answer["detectedLanguage"] = detected if call.single else [detected] * len(translations)
+    if call.auto and detected is not None:
+        answer["detectedLanguage"] = detected[0] if call.single else detected
     return answer
-
-
-def languages_answer(languages: tuple[str, str]) -> list[dict[str, Any]]:
-    """GET /languages: the source with its one target, and the target (LibreTranslate lists every language)."""
-    src, tgt = languages
-    return [{"code": src, "name": NAMES.get(src, src), "targets": [tgt]},
-            {"code": tgt, "name": NAMES.get(tgt, tgt), "targets": []}]

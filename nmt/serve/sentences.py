@@ -2,8 +2,9 @@
 
 A request's text is split at newlines, then each line by spaCy's rule-based `sentencizer`
 (`spacy.blank(lang)`, nothing to download). What lies between sentences (spaces, newlines,
-blank lines) is kept verbatim, so `Segmented.join()` of the translations keeps the text's
-layout: one output line per input line, blank lines where they were. The batcher decodes the
+blank lines, `\r\n`, a list item's marker such as `- ` or `1. `) is kept verbatim, so
+`Segmented.join()` of the translations keeps the text's layout: one output line per input line,
+blank lines, indentation and list markers where they were; a text of whitespace only comes back as it is. The batcher decodes the
 sentences; this module never sees the model.
 """
 
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 from nmt.text.tokenizer import import_spacy
 
 LINE = re.compile(r"[^\n]+")
+# a list item's marker at the start of a line: layout, kept with the separators, not given to the model
+BULLET = re.compile(r"(?:[-*•‣◦▪–]|\d{1,3}[.)]|[a-z]\))\s+")
 
 
 @dataclass(frozen=True)
@@ -52,11 +55,14 @@ class SentenceSplitter:
         lines = [(m.start(), m.group(0)) for m in LINE.finditer(text) if m.group(0).strip()]
         found = []
         for (offset, line), doc in zip(lines, self.nlp.pipe(line for _, line in lines)):
-            for sent in doc.sents:
+            for k, sent in enumerate(doc.sents):
                 start, end = sent.start_char, sent.end_char
                 piece = line[start:end]
                 start += len(piece) - len(piece.lstrip())
                 end -= len(piece) - len(piece.rstrip())
+                bullet = BULLET.match(line, start) if k == 0 else None
+                if bullet and bullet.end() < end:
+                    start = bullet.end()
                 if end > start:
                     found.append((offset + start, offset + end))
         return found

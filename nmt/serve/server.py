@@ -18,33 +18,47 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from types import FrameType
 
 import uvicorn
 
 from nmt.errors import DataError
-from nmt.serve.app import ServeState, build_app
-from nmt.serve.batcher import Batcher, Draining
+from nmt.serve.app import build_app
+from nmt.serve.batcher import Batcher
+from nmt.serve.refusals import Draining
 from nmt.serve.config import ServeConfig
 from nmt.serve.engine import Engine, Model, load_model
 from nmt.serve.limits import KeyCheck, load_keys
 from nmt.serve.metrics import Metrics
+from nmt.serve.router import Router, package_folders
+from nmt.serve.state import ServeState
 
 log = logging.getLogger("nmt.serve")
 DRAIN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 ANSWER_WAIT_S = 2.0  # after --drain-timeout, how long the handlers have to send their 503s
 
 
-def make_state(config: ServeConfig, model: Model) -> ServeState:
-    """The shared state over a loaded model: engine, batcher, metrics, keys."""
+def load_models(config: ServeConfig) -> list[Model]:
+    """Every package `--model` names (a folder of packages: each inside), loaded and verified."""
     decoders, threads = config.layout()
-    engine = Engine(model, int8=config.int8, threads=threads, decoders=decoders, max_batch=config.max_batch)
+    return [load_model(path, int8=config.int8, threads=threads, decoders=decoders, max_batch=config.max_batch)
+            for path in package_folders(config.model)]
+
+
+def make_state(config: ServeConfig, models: Sequence[Model]) -> ServeState:
+    """The shared state over the loaded models: one engine each (a router by direction), one
+    batcher (its queue shared by the directions), metrics, keys."""
+    decoders, threads = config.layout()
+    engines = [Engine(m, int8=config.int8, threads=threads, decoders=decoders, max_batch=config.max_batch)
+               for m in models]
+    router = Router(engines)
     metrics = Metrics()
-    batcher = Batcher(engine, metrics, max_batch=config.max_batch, max_wait_s=config.max_wait_s,
+    batcher = Batcher(engines, metrics, max_batch=config.max_batch, max_wait_s=config.max_wait_s,
                       max_queue=config.max_queue, queue_timeout_s=config.queue_timeout_s, decoders=decoders,
                       max_sentences=config.max_sentences)
     keys = KeyCheck(load_keys(config.api_keys, config.req_limit, config.char_limit) if config.api_keys else None)
-    return ServeState(config, engine, batcher, metrics, keys)
+    return ServeState(config, router, batcher, metrics, keys)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -115,7 +129,7 @@ class DrainingServer(uvicorn.Server):
         self.should_exit = True
 
     async def _reload(self) -> None:
-        log.info("SIGHUP: reloading %s", self.state.engine.current.path)
+        log.info("SIGHUP: reloading %s", ", ".join(str(m.path) for m in self.state.router.models()))
         try:
             await self.state.reload(None)
         except Exception as exc:  # logged by reload(); the old model keeps serving
@@ -130,11 +144,10 @@ def uvicorn_config(state: ServeState) -> uvicorn.Config:
 
 def serve(config: ServeConfig) -> None:
     """Check everything, then serve until drained (SIGTERM) or stopped."""
-    decoders, threads = config.layout()
-    model = load_model(config.model, int8=config.int8, threads=threads, decoders=decoders, max_batch=config.max_batch)
-    state = make_state(config, model)
+    models = load_models(config)
+    state = make_state(config, models)
     sock = bind(config.host, config.port)
     host, port = sock.getsockname()[:2]
-    log.info("serving %s (%s%s) on http://%s:%d; /readyz answers 200 once warmed up", model.path, model.engine,
-             ", int8" if model.int8 else "", host, port)
+    log.info("serving %s on http://%s:%d; /readyz answers 200 once warmed up",
+             "; ".join(f"{m.direction}: {m.path} ({m.engine}{', int8' if m.int8 else ''})" for m in models), host, port)
     DrainingServer(uvicorn_config(state), state).run(sockets=[sock])

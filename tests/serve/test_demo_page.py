@@ -10,7 +10,7 @@ import pytest
 
 from nmt.runtime.translator import OnnxTranslator
 from support.browser import Browser, chromium
-from support.serve import ThreadServer, config
+from support.serve import ThreadServer, config, offline
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
@@ -39,7 +39,7 @@ def test_type_click_read_the_translation_and_screenshot(package: Path, browser: 
         shot = page.screenshot(tmp_path / "demo.png")
     finally:
         server.close()
-    want = OnnxTranslator.from_dir(package, device="cpu", threads=1).translate(["s1 s2 s3", "s4 s5"])
+    want = offline(OnnxTranslator.from_dir(package, device="cpu", threads=1), ["s1 s2 s3", "s4 s5"])
     assert output == "\n".join(want) and status.endswith(" ms")
     assert all(url.startswith(server.url) for url in requested), requested  # no CDN, nothing from elsewhere
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 2000

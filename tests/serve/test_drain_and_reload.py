@@ -20,7 +20,7 @@ import pytest
 from nmt.cli import main
 from nmt.runtime.translator import OnnxTranslator
 from support.onnx import sentences
-from support.serve import TOKEN, ProcessServer, ThreadServer, ask, config, post
+from support.serve import TOKEN, ProcessServer, ThreadServer, ask, config, offline, post
 
 pytestmark = pytest.mark.network
 
@@ -87,28 +87,28 @@ def test_reload_switches_refuses_a_bad_package_and_fails_nothing_in_flight(serve
     damaged = variant(package, tmp_path / "damaged", damage=True)
     reload = lambda body: httpx.post(f"{served.url}/admin/reload", json=body, timeout=120,  # noqa: E731
                                      headers={"Authorization": f"Bearer {TOKEN}"})
-    before = httpx.get(f"{served.url}/v1/model", timeout=30).json()["served"]
+    before = httpx.get(f"{served.url}/v1/model", timeout=30).json()["models"][0]["served"]
     load = Load(served.url, clients=4)
     try:
         load.wait_for(20)
         refused = reload({"model": str(damaged)})
         assert refused.status_code == 422 and "tgt.vocab" in refused.json()["error"]
         assert "previous model keeps serving" in refused.json()["error"]
-        assert httpx.get(f"{served.url}/v1/model", timeout=30).json()["served"] == before
+        assert httpx.get(f"{served.url}/v1/model", timeout=30).json()["models"][0]["served"] == before
         n = len(load.statuses)
         switched = reload({"model": str(greedy)})
         switched_at = time.monotonic()
-        assert switched.status_code == 200 and switched.json()["model"]["generation"] == 2
+        assert switched.status_code == 200 and switched.json()["models"][0]["generation"] == 2
         load.wait_for(n + 20)
     finally:
         statuses = load.finish()
     assert statuses and set(statuses) == {200}, "a request failed during the reloads"
     after = [generation for sent, _, generation in load.answers if sent > switched_at]
     assert after and set(after) == {"2"}, "a request sent after the switch was answered by the old model"
-    now = httpx.get(f"{served.url}/v1/model", timeout=30).json()["served"]
+    now = httpx.get(f"{served.url}/v1/model", timeout=30).json()["models"][0]["served"]
     assert now["path"] == str(greedy) and now["decoding"]["beam_size"] == 1 and now["sha256"] != before["sha256"]
     lines = sentences(24, seed=9)
-    want = OnnxTranslator.from_dir(greedy, device="cpu", threads=1).translate(lines)
+    want = offline(OnnxTranslator.from_dir(greedy, device="cpu", threads=1), lines)
     assert post(served.url, json=ask(lines)).json()["translatedText"] == want  # the new package answers
     text = httpx.get(f"{served.url}/metrics", timeout=30).text
     assert 'nmt_serve_reloads_total{outcome="ok"} 1.0' in text and 'nmt_serve_reloads_total{outcome="refused"} 1.0' in text
@@ -154,7 +154,7 @@ def test_sigterm_drains_what_was_accepted_then_exits_0(package: Path, tmp_path: 
 def test_sighup_reloads_and_a_damaged_package_is_refused(package: Path, tmp_path: Path) -> None:
     copy = variant(package, tmp_path / "onnx")
     server = ProcessServer(["--model", str(copy), "--threads", "1"], tmp_path / "serve.log")
-    generation = lambda: httpx.get(f"{server.url}/v1/model", timeout=30).json()["served"]["generation"]  # noqa: E731
+    generation = lambda: httpx.get(f"{server.url}/v1/model", timeout=30).json()["models"][0]["served"]["generation"]  # noqa: E731
     try:
         server.signal(signal.SIGHUP)
         deadline = time.monotonic() + 60

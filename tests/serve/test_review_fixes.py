@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from nmt.serve import batcher
+from nmt.serve import batcher, refusals
 from support.corpus import ROOT
 from support.serve import TOKEN, ThreadServer, ask, config, post, wait_ready
 
@@ -56,7 +56,7 @@ def test_the_drain_deadline_answers_503_from_the_handlers(start) -> None:
 
 
 def test_a_failed_warm_up_never_turns_ready(package: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(self, texts, n=1):  # a model that cannot decode
+    def broken(self, texts, n=1, engine=None):  # a model that cannot decode
         raise RuntimeError("broken graph (the test's)")
 
     monkeypatch.setattr(batcher.Batcher, "translate", broken)
@@ -73,11 +73,9 @@ def test_a_failed_warm_up_never_turns_ready(package: Path, monkeypatch: pytest.M
 
 def _started(cfg):
     """A server started without waiting for ready: (uvicorn server, url)."""
-    from nmt.serve.engine import load_model
-    from nmt.serve.server import DrainingServer, bind, make_state, uvicorn_config
+    from nmt.serve.server import DrainingServer, bind, load_models, make_state, uvicorn_config
 
-    model = load_model(cfg.model, threads=1)
-    state = make_state(cfg, model)
+    state = make_state(cfg, load_models(cfg))
     server = DrainingServer(uvicorn_config(state), state)
     sock = bind("127.0.0.1", 0)
     threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
@@ -100,7 +98,7 @@ def test_the_digest_is_the_card_as_loaded(package: Path, tmp_path: Path, start) 
     loaded = hashlib.sha256((copy / "model.json").read_bytes()).hexdigest()[:12]
     s = start(model=copy)
     (copy / "model.json").write_text((copy / "model.json").read_text() + "\n")  # the folder changes on disk
-    served = httpx.get(f"{s.url}/v1/model").json()["served"]
+    served = httpx.get(f"{s.url}/v1/model").json()["models"][0]["served"]
     assert served["sha256"] == loaded
 
 
@@ -108,8 +106,9 @@ def test_a_reload_leaves_no_old_translator_in_idle_threads(start) -> None:
     s = start(decoders=2, admin_token=TOKEN)
     for _ in range(6):  # both threads decode a batch, so each holds a translator
         assert post(s.url, json=ask(["s1 s2", "s3 s4 s5"])).status_code == 200
-    old = weakref.ref(s.state.engine.current.translator)
-    held = [weakref.ref(t) for _, t in s.state.engine._translators.values()]
+    engine = s.state.router.first
+    old = weakref.ref(engine.current.translator)
+    held = [weakref.ref(t) for _, t in engine._translators.values()]
     assert held
     r = httpx.post(f"{s.url}/admin/reload", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
     assert r.status_code == 200, r.text
@@ -158,8 +157,8 @@ def test_the_batcher_raises_domain_errors_the_app_maps_them() -> None:
     assert "nmt.serve.protocol" not in imported  # no HTTP status in the batcher
     from nmt.serve.app import REFUSALS, as_http
 
-    kinds = {c for c in vars(batcher).values() if isinstance(c, type) and issubclass(c, batcher.Refused)}
-    assert kinds - {batcher.Refused} == set(REFUSALS)
-    assert as_http(batcher.QueueFull("full", retry_after=3)).status == 503
-    assert as_http(batcher.TooManySentences("many")).status == 413
-    assert json.loads(as_http(batcher.Stale("late", 2)).response().body)["error"] == "late"
+    kinds = {c for c in vars(refusals).values() if isinstance(c, type) and issubclass(c, refusals.Refused)}
+    assert kinds - {refusals.Refused} == set(REFUSALS)
+    assert as_http(refusals.QueueFull("full", retry_after=3)).status == 503
+    assert as_http(refusals.TooManySentences("many")).status == 413
+    assert json.loads(as_http(refusals.Stale("late", 2)).response().body)["error"] == "late"

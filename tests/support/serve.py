@@ -18,8 +18,7 @@ from typing import Any
 import httpx
 
 from nmt.serve.config import ServeConfig
-from nmt.serve.engine import load_model
-from nmt.serve.server import DrainingServer, bind, make_state, uvicorn_config
+from nmt.serve.server import DrainingServer, bind, load_models, make_state, uvicorn_config
 from support.corpus import ROOT
 from support.prefect_server import free_port
 
@@ -52,12 +51,12 @@ class Hold:
         self.gate, self.entered, self.batcher = threading.Event(), threading.Semaphore(0), batcher
         original = type(batcher).translate
 
-        def held(texts: list[str], n: int = 1) -> list[list[str]]:
+        def held(texts: list[str], n: int = 1, engine: Any = None) -> list[list[str]]:
             self.entered.release()
             self.gate.wait(30)
             if fail:
                 raise RuntimeError("a broken batch (the test's)")
-            return original(batcher, texts, n)
+            return original(batcher, texts, n, engine)
 
         batcher.translate = held
 
@@ -78,10 +77,7 @@ class ThreadServer:
     """The app under uvicorn in a daemon thread of this process."""
 
     def __init__(self, cfg: ServeConfig) -> None:
-        decoders, threads = cfg.layout()
-        model = load_model(cfg.model, int8=cfg.int8, threads=threads, decoders=decoders,
-                           max_batch=cfg.max_batch)
-        self.state = make_state(cfg, model)
+        self.state = make_state(cfg, load_models(cfg))
         self.server = DrainingServer(uvicorn_config(self.state), self.state)
         sock = bind("127.0.0.1", 0)
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
@@ -142,11 +138,38 @@ class ProcessServer:
                 continue
 
 
-def post(url: str, timeout_s: float = 60, **kwargs: Any) -> httpx.Response:
-    """POST /translate (JSON, form or files as given), bounded in time."""
-    return httpx.post(f"{url}/translate", timeout=timeout_s, **kwargs)
+def post(url: str, timeout_s: float = 60, path: str = "/translate", **kwargs: Any) -> httpx.Response:
+    """POST /translate (or `path`; JSON, form or files as given), bounded in time."""
+    return httpx.post(f"{url}{path}", timeout=timeout_s, **kwargs)
 
 
 def ask(q: Any, **fields: Any) -> dict[str, Any]:
     """A LibreTranslate JSON body."""
     return {"q": q, "source": "de", "target": "en", **fields}
+
+
+def reversed_package(package: Path, out: Path) -> Path:
+    """A copy of the (copy-task, so symmetric) package relabelled English->German: its card's
+    languages and its tokenizer's, the tokenizer's hash in the card updated. Two directions for
+    the tests of a server with several packages."""
+    import hashlib
+    import json
+    import shutil
+
+    shutil.copytree(package, out)
+    tok = json.loads((out / "tokenizer.json").read_text())
+    tok.update(src_lang="en", tgt_lang="de", tokenizer="spacy.blank('en').tokenizer")
+    (out / "tokenizer.json").write_text(json.dumps(tok))
+    card = json.loads((out / "model.json").read_text())
+    card["languages"] = {"src": "en", "tgt": "de"}
+    card["files"]["tokenizer.json"] = hashlib.sha256((out / "tokenizer.json").read_bytes()).hexdigest()
+    (out / "model.json").write_text(json.dumps(card))
+    return out
+
+
+def offline(translator: Any, lines: list[str]) -> list[str]:
+    """What the server answers for one-sentence texts, without the server: the same translator
+    through `translate_sentences` (spans kept, the loop guard's choice first)."""
+    from nmt.serve.decoding import translate_sentences
+
+    return [hyps[0] for hyps in translate_sentences(translator, list(lines))[0]]
