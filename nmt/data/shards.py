@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from nmt.errors import ConfigError, DataError
 from nmt.files.atomic import atomic_open
+from nmt.files.cores import available_cores
 from nmt.files.lines import open_raw, split_lines
 from nmt.text.tokenizer import SUFFIX, format_line, make_tokenizer
 
@@ -177,14 +178,6 @@ def _init_pool(factory: Callable[..., Callable[[ShardJob], Any]], args: tuple) -
 def _run_pooled(job: ShardJob) -> Any:
     assert _worker is not None, "pool process not initialised"
     return _worker(job)
-
-
-def available_cores() -> int:
-    """The cores this process may run on (its CPU affinity), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # no sched_getaffinity (macOS)
-        return os.cpu_count() or 1
 
 
 def resolve_workers(value: object) -> int:

@@ -1,6 +1,6 @@
 """Renderers of the corpus blocks (docs/data.md): the language detectors compared (bench/langid.py),
 the cleaning steps at scale (bench/clean_scale.py), the Moses-escaped sample's proxy training
-(bench/moses_proxy.py)."""
+(bench/moses_proxy.py), the general model's size (bench/pilots.py)."""
 
 from __future__ import annotations
 
@@ -56,3 +56,19 @@ def moses_proxy(s: Sources) -> str:
         table(["the sample", f"{r['dev']} loss per token", "training pairs", "from the sample", "updates"], rows,
               "lrrrr"),
         "", f"Lowest dev loss: **{r['best']}**.", "", measured(result, "moses_proxy")])
+
+
+def pilots(s: Sources) -> str:
+    """The general model's size: each candidate's dev loss after the same updates, and whether its
+    whole schedule fits the training budget at the rate measured."""
+    result = s.result("pilots")
+    r = result["results"]
+    rows = [[f"{name} ({c['n_layers']} layers, d_model {c['d_model']}, d_ff {c['d_ff']})", f"{c['dev_loss']:.4f}",
+             f"{c['seconds_per_update'] * 1000:.0f} ms", f"{c['schedule_minutes']:.0f} min",
+             "yes" if c["fits"] else "no"] for name, c in r["candidates"].items()]
+    return "\n".join([
+        table(["candidate", f"dev loss after {r['updates']:,} updates", "per update",
+               f"{r['epochs']} epochs ({r['updates_per_epoch']:,} updates each)", f"fits {r['budget_min']:g} min"],
+              rows, "lrrrl"),
+        "", f"Chosen: **{r['choice']}** (the lowest dev loss among those that fit; dev: {r['dev']}).", "",
+        measured(result, "pilots")])

@@ -26,36 +26,36 @@ def _optional(s: Sources, name: str) -> Any | None:
 
 def _pending(direction: str) -> str:
     return (f"**{direction}**: not trained yet; `dvc repro general/dvc.yaml:evaluate@{direction}` trains and "
-            "scores it (about 90 minutes of training on 2 cores).")
+            "scores it.")
 
 
 def results(s: Sources) -> str:
     """README: every test set of each direction, sacreBLEU and chrF, the Multi30k model beside (de->en)."""
     baseline = _optional(s, BASELINE) or {}
-    parts, signatures = [], set()
+    rows, runs, signatures = [], [], set()
     for direction in DIRECTIONS:
         metrics = _optional(s, f"general/{direction}/metrics")
         if metrics is None:
-            parts.append(_pending(direction) + "\n")
+            rows.append([direction, _pending(direction), "", "", "", ""])
             continue
         train = s.report(f"general/{direction}/validation/train")["stats"]
-        decoding = next(iter(metrics.values()))["decoding"]
-        parts.append(f"**{direction}** (`models/general/{direction}`; {train['epochs']} epochs, {train['updates']} "
-                     f"updates; beam {decoding['beam_size']}, length penalty {decoding['alpha']:g}):\n")
-        rows = []
+        d = next(iter(metrics.values()))["decoding"]
+        runs.append(f"{direction}: {train['epochs']} epochs, {train['updates']} updates, beam {d['beam_size']}, "
+                    f"length penalty {d['alpha']:g}")
         for name, m in metrics.items():
             b = baseline.get(name) if direction == "de-en" else None
-            rows.append([f"`{name}`", m["sentences"], f"**{m['sacrebleu']:.2f}**", f"{m['chrf']:.2f}",
+            rows.append([direction, f"`{name}` ({m['sentences']})", f"**{m['sacrebleu']:.2f}**", f"{m['chrf']:.2f}",
                          "-" if b is None else f"{b['sacrebleu']:.2f}", "-" if b is None else f"{b['chrf']:.2f}"])
             signatures.add((m["sacrebleu_signature"], m["chrf_signature"]))
-        parts.append(table(["test set", "sentences", "sacreBLEU", "chrF", "Multi30k model: sacreBLEU", "chrF"],
-                           rows, "lrrrrr") + "\n")
-    for bleu, chrf in sorted(signatures):
-        parts.append(f"sacreBLEU `{bleu}`; chrF `{chrf}`.")
+    parts = [table(["direction", "test set (sentences)", "sacreBLEU", "chrF", "Multi30k model: sacreBLEU", "chrF"],
+                   rows, "llrrrr"), ""]
+    if runs:
+        parts.append("Trained " + "; ".join(runs) + ".")
+    parts += [f"sacreBLEU `{bleu}`; chrF `{chrf}`." for bleu, chrf in sorted(signatures)]
     if baseline:
         d = next(iter(baseline.values()))["decoding"]
-        parts.append(f"The Multi30k model (`models/model.pt`, the default pipeline's) decoded the same sources with "
-                     f"beam {d['beam_size']}, length penalty {d['alpha']:g}.")
+        parts.append(f"The Multi30k model (`models/model.pt`) decoded the same sources with beam {d['beam_size']}, "
+                     f"length penalty {d['alpha']:g}.")
     parts.append("\nSource: `reports/general/<direction>/metrics.json` (evaluate), "
                  "`reports/general/<direction>/validation/train.json` (train), `reports/general/baseline/metrics.json` "
                  "(baseline).")

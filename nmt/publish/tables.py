@@ -31,6 +31,7 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "langid": corpora.langid,
     "clean-scale": corpora.clean_scale,
     "moses-proxy": corpora.moses_proxy,
+    "pilots": corpora.pilots,
 }
 
 # The general configuration's blocks: rendered by general/dvc.yaml's publish stage (`--general`) only,

@@ -19,7 +19,7 @@ from typing import Any
 
 from nmt.config.evaluate import Decoding
 from nmt.config.loader import from_dict
-from nmt.data.shards import available_cores
+from nmt.files.cores import available_cores
 from nmt.decode.lines import LineTranslator
 from nmt.errors import NmtError
 from nmt.runtime.package import Package, load_package

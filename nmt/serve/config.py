@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nmt.errors import ConfigError
-from nmt.data.shards import available_cores
+from nmt.files.cores import available_cores
 
 ADMIN_TOKEN_ENV = "NMT_SERVE_ADMIN_TOKEN"  # the admin token, when not given on the command line
 
