@@ -141,7 +141,7 @@ def test_the_baseline_sits_beside_the_general_model_and_the_readme_follows(proje
     assert f"{general['test_a']['sacrebleu']:.2f}" in page and f"{baseline['test_a']['sacrebleu']:.2f}" in page
     readme = (project / "README.md").read_text()
     block = readme.split("<!-- begin generated: general-results -->")[1].split("<!-- end generated")[0]
-    assert "**de-en**" in block and "**en-de**" in block and "not trained yet" not in block
+    assert "| de-en |" in block and "| en-de |" in block and "not trained yet" not in block
     assert f"**{general['test_a']['sacrebleu']:.2f}**" in block and f"{baseline['test_a']['sacrebleu']:.2f}" in block
 
 
