@@ -63,7 +63,8 @@ from flows.dvc_project import (
     snapshot,
     stage_ran,
 )
-from flows.registry import declared_artifacts, markdown, promote_commit, promote_config
+from flows.models import declared_artifacts
+from flows.registry import markdown, promote_commit, promote_config
 from nmt.config.promote import PromoteConfig
 from nmt.files.atomic import atomic_write_text
 

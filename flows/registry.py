@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flows.models import ArtifactsError, Model, declared_artifacts, declared_models
+from flows.models import ArtifactsError, Model, declared_models
 from flows.tools import ToolMissing, git
 from nmt.config.loader import from_dict, read_yaml
 from nmt.config.promote import PromoteConfig
@@ -37,8 +37,6 @@ from nmt.errors import ConfigError, NmtError
 from nmt.files.atomic import atomic_write_text
 
 log = logging.getLogger(__name__)
-
-__all__ = ["declared_artifacts"]  # re-exported for the pipeline flow
 
 
 class RegistryError(RuntimeError):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from nmt.errors import DataError
 from nmt.runtime.package import CARD
-from nmt.serve.engine import Engine, Model, ReloadBusy
+from nmt.serve.engine import Engine, Model
 from nmt.serve.protocol import NAMES, HttpError
 from nmt.text.langid import UNDETERMINED, LanguageIdentifier
 
@@ -149,5 +149,3 @@ class Router:
                             f"{', '.join(self.engines)}); start a server for it")
         return [self.engines[direction]]
 
-
-__all__ = ["Detected", "ReloadBusy", "Router", "package_folders"]
