@@ -4,24 +4,27 @@ The artifacts declared in dvc.yaml's `artifacts:` (the torch model file `nmt-de-
 ONNX package `nmt-de-en-onnx`) get one version per pipeline run that retrained something
 (`nmt-de-en@v0.0.N`, `nmt-de-en-onnx@v0.0.N`: tags on the run's DVC experiment commit, whose
 dvc.lock records the model), and the stage `promote.stage` (`prod`; tags `NAME#prod#N`) only
-when the challenger is not worse than the champion: champion/challenger, `decide()`. No
-server: `gto show` and `git tag` read the registry; a consumer fetches the package at `prod`
-with `dvc artifacts get REPO nmt-de-en-onnx --stage prod -o nmt-onnx` (docs/lifecycle.md).
+when the challenger is not worse than the champion: champion/challenger, `decide()`; a
+champion without scores to compare with stops promotion until `--allow-champion-without-metrics`
+says otherwise. `rollback` gives the stage back to the version that held it before the champion.
+The GTO calls, all of a model's artifacts or none: flows/gto_registry.py. No server: `gto show`
+and `git tag` read the registry; a consumer fetches the package at `prod` with `dvc artifacts
+get REPO nmt-de-en-onnx --stage prod -o nmt-onnx` (docs/lifecycle.md).
 
 Each model a dvc.yaml declares is promoted on its own metrics (flows/models.py): the default
 dvc.yaml has one; general/dvc.yaml one per direction (`general:nmt-de-en` on
 reports/general/de-en/metrics.json, `general:nmt-en-de` on reports/general/en-de/metrics.json).
 
     python -m flows.registry promote [--rev HEAD] [--max-bleu-drop X]  # register a commit, promote if not worse
+    python -m flows.registry promote --allow-champion-without-metrics  # the champion has no scores: promote anyway
     python -m flows.registry show                                      # versions and the one at prod
+    python -m flows.registry rollback [--model nmt-de-en]              # prod back to the version before it
     python -m flows.registry --dvcfile general/dvc.yaml promote [--model general:nmt-en-de]  # per direction
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import logging
 import sys
 from collections.abc import Sequence
@@ -29,18 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flows.models import ArtifactsError, Model, declared_models
-from flows.tools import ToolMissing, git
+from flows.gto_registry import Registry, RegistryError, models
+from flows.models import Model
+from flows.tools import ToolMissing
 from nmt.config.loader import from_dict, read_yaml
 from nmt.config.promote import PromoteConfig
 from nmt.errors import ConfigError, NmtError
 from nmt.files.atomic import atomic_write_text
 
 log = logging.getLogger(__name__)
-
-
-class RegistryError(RuntimeError):
-    """The registry cannot do what was asked (no artifacts declared, no git, bad revision)."""
 
 
 @dataclass(frozen=True)
@@ -65,16 +65,27 @@ def scores(metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 
 def decide(challenger: dict[str, dict[str, float]], champion: dict[str, dict[str, float]] | None,
-           max_bleu_drop: float, gates_passed: bool = True, champion_version: str | None = None) -> Decision:
+           max_bleu_drop: float, gates_passed: bool = True, champion_version: str | None = None,
+           metrics: str = "its metrics file", allow_champion_without_metrics: bool = False) -> Decision:
     """Promote when every gate passed and, on every test set the champion was scored on, the
-    challenger's sacreBLEU is at most `max_bleu_drop` below it and its <unk> rate not higher."""
+    challenger's sacreBLEU is at most `max_bleu_drop` below it and its <unk> rate not higher.
+    A champion without scores (`{}`: its `metrics` file missing or empty) is no reason to
+    promote: refused unless `allow_champion_without_metrics`, and the reason says which."""
     rows = [(t, k, (champion or {}).get(t, {}).get(k), v) for t, s in challenger.items() for k, v in s.items()]
     if not gates_passed:
         return Decision(False, "a gate failed", challenger, champion, champion_version, rows)
     if not challenger:
-        return Decision(False, "no test-set scores in the challenger's metrics file", challenger, champion, champion_version, rows)
+        return Decision(False, f"the challenger has no test-set scores in {metrics}", challenger, champion,
+                        champion_version, rows)
     if champion is None:
         return Decision(True, "first model: no champion yet", challenger, None, None, rows)
+    if not champion:
+        missing = f"the champion {champion_version} has no test-set scores in {metrics}"
+        if allow_champion_without_metrics:
+            return Decision(True, f"{missing}; promoted by --allow-champion-without-metrics", challenger, champion,
+                            champion_version, rows)
+        return Decision(False, f"{missing}: nothing to compare with (--allow-champion-without-metrics promotes "
+                        "anyway)", challenger, champion, champion_version, rows)
     for test_set, best in champion.items():
         new = challenger.get(test_set)
         if new is None:
@@ -108,100 +119,6 @@ def markdown(decision: Decision, version: str, artifact: str, stage: str = "prod
     return "\n".join(lines) + "\n"
 
 
-def _git(repo: Path, *args: str) -> str:
-    result = git(repo, *args)
-    if result.returncode != 0:
-        raise RegistryError(f"git {' '.join(args)} in {repo}: {result.stderr.strip() or result.stdout.strip()}")
-    return result.stdout
-
-
-_VERSION_TAG = re.compile(r"^(?P<name>.+)@v(?P<major>\d+)\.(?P<minor>\d+)\.(?P<patch>\d+)$")  # not GTO's `!` tags
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in version.lstrip("v").split("."))
-
-
-def models(repo: Path, dvcfile: str = "dvc.yaml") -> list[Model]:
-    """The models `dvcfile` declares; a RegistryError when it declares none."""
-    try:
-        found = declared_models(repo, dvcfile)
-    except ArtifactsError as exc:
-        raise RegistryError(str(exc)) from None
-    if not found:
-        raise RegistryError(f"{Path(repo) / dvcfile} declares no `artifacts:`; nothing to register")
-    return found
-
-
-class Registry:
-    """GTO over the git repository `repo` for one model: its artifacts get the same version on the
-    same commit, and its metrics file decides (default: the first model of dvc.yaml)."""
-
-    def __init__(self, repo: Path, model: Model | None = None, stage: str = "prod") -> None:
-        self.repo, self.stage = Path(repo), stage
-        self.model = model if model is not None else models(self.repo)[0]
-        self.artifacts = list(self.model.artifacts)
-        self.artifact = self.model.name  # the one whose versions are counted and shown
-
-    def prod(self) -> tuple[str, str] | None:
-        """(version, commit) at the stage, or None before the first promotion."""
-        from gto.api import find_versions_in_stage
-        from gto.exceptions import ArtifactNotFound
-
-        try:
-            found = find_versions_in_stage(str(self.repo), self.artifact, self.stage)
-        except ArtifactNotFound:  # nothing registered yet
-            return None
-        if not found:
-            return None
-        latest = found[0] if isinstance(found, list) else found
-        return latest.version, latest.commit_hexsha
-
-    def versions(self, artifact: str | None = None) -> list[str]:
-        """Registered versions of `artifact` (default: the first), oldest first."""
-        from gto.constants import name_to_tag
-
-        tag_name = name_to_tag(artifact or self.artifact)  # `general:x` is tagged `general=x@v0.0.1`
-        tags = _git(self.repo, "tag", "--list", f"{tag_name}@v*").split()
-        found = [m for m in map(_VERSION_TAG.match, tags) if m and m["name"] == tag_name]
-        return sorted((f"v{m['major']}.{m['minor']}.{m['patch']}" for m in found), key=_version_key)
-
-    def register(self, ref: str = "HEAD", message: str = "") -> str:
-        """A new version of every artifact on `ref`, one above the highest of any of them (v0.0.1
-        first); all of its tags or none."""
-        from gto.api import register
-
-        known = [v for name in self.artifacts for v in self.versions(name)]
-        major, minor, patch = max(map(_version_key, known)) if known else (0, 0, 0)
-        version = f"v{major}.{minor}.{patch + 1}"
-        commit = _git(self.repo, "rev-parse", "--verify", f"{ref}^{{commit}}").strip()
-        made: list[str] = []
-        try:
-            for name in self.artifacts:
-                register(str(self.repo), name, commit, version=version, message=message or None)
-                made.append(f"{name}@{version}")
-        except Exception:
-            for tag in made:
-                _git(self.repo, "tag", "--delete", tag)
-            raise
-        return version
-
-    def promote(self, version: str, message: str = "") -> None:
-        from gto.api import assign
-
-        for name in self.artifacts:
-            assign(str(self.repo), name, self.stage, version=version, message=message or None)
-
-    def metrics_at(self, commit: str) -> dict[str, Any]:
-        """The model's evaluate metrics as committed in `commit` ({} when it has none)."""
-        try:
-            return json.loads(_git(self.repo, "show", f"{commit}:{self.model.metrics}"))
-        except RegistryError:
-            return {}  # the run wrote no metrics: decide() says so
-        except json.JSONDecodeError as exc:
-            raise RegistryError(f"{self.model.metrics} at {commit[:8]}: not JSON: {exc}") from None
-
-
 def promote_config(params: Path) -> PromoteConfig:
     """The `promote` section of `params` (all of its keys, checked; other sections are the stages')."""
     data = read_yaml(params)
@@ -211,17 +128,27 @@ def promote_config(params: Path) -> PromoteConfig:
 
 
 def promote_commit(repo: Path, ref: str, max_bleu_drop: float, stage: str = "prod",
-                   gates_passed: bool = True, model: Model | None = None) -> tuple[Decision, str, Registry]:
+                   gates_passed: bool = True, model: Model | None = None,
+                   allow_champion_without_metrics: bool = False) -> tuple[Decision, str, Registry]:
     """Register `ref` as a new version of `model` (default: dvc.yaml's first); assign the stage if
-    `decide` says so, on that model's metrics."""
+    `decide` says so, on that model's metrics (a champion without them: see `decide`). A
+    promotion that fails takes the registration back too: the registry is as it was."""
     registry = Registry(repo, model, stage=stage)
     champion = registry.prod()
     challenger = scores(registry.metrics_at(ref))
     old = scores(registry.metrics_at(champion[1])) if champion else None
-    decision = decide(challenger, old, max_bleu_drop, gates_passed, champion[0] if champion else None)
+    decision = decide(challenger, old, max_bleu_drop, gates_passed, champion[0] if champion else None,
+                      metrics=registry.model.metrics, allow_champion_without_metrics=allow_champion_without_metrics)
     version = registry.register(ref, message=decision.reason)
     if decision.promote:
-        registry.promote(version, message=decision.reason)
+        try:
+            registry.promote(version, message=decision.reason)
+        except Exception:
+            try:
+                registry.forget(version)
+            except Exception as undo:  # noqa: BLE001 - the promotion's error is the one to raise
+                log.error("%s %s stays registered (%s): `gto deregister --delete`", registry.artifact, version, undo)
+            raise
     log.info("%s %s: %s (%s)", registry.artifact, version,
              f"promoted to {stage}" if decision.promote else "not promoted", decision.reason)
     return decision, version, registry
@@ -256,14 +183,27 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--max-bleu-drop", type=float, help="sacreBLEU the challenger may lose (default: params.yaml)")
     pr.add_argument("--report", type=Path, default=Path("reports/promotion.md"),
                     help="where the decisions go (one section per model)")
+    pr.add_argument("--allow-champion-without-metrics", action="store_true",
+                    help="promote even when the champion has no test-set scores to compare with (refused otherwise)")
     sub.add_parser("show", help="versions and the one at the stage, per model")
+    rb = sub.add_parser("rollback", help="give the stage back to the version that held it before the champion "
+                                         "(all artifacts of one model)")
+    rb.add_argument("--model", action="append", dest="rollback_model", metavar="ARTIFACT",
+                    help="the model holding this artifact (needed when the dvc.yaml declares several)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     pages = []
     try:
         cfg = promote_config(args.params)
         repo = Path.cwd()
-        chosen = select_models(repo, args.dvcfile, args.model)
+        chosen = select_models(repo, args.dvcfile, (args.model or []) + (getattr(args, "rollback_model", None) or []))
+        if args.command == "rollback":
+            if len(chosen) != 1:
+                names = ", ".join(m.name for m in chosen)
+                raise RegistryError(f"{args.dvcfile} declares {len(chosen)} models ({names}): name the one to roll "
+                                    "back with --model")
+            Registry(repo, chosen[0], stage=cfg.stage).rollback()
+            return 0
         if args.command == "show":
             for model in chosen:
                 registry = Registry(repo, model, stage=cfg.stage)
@@ -272,7 +212,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         drop = cfg.max_bleu_drop if args.max_bleu_drop is None else args.max_bleu_drop
         for model in chosen:
-            decision, version, registry = promote_commit(repo, args.rev, drop, cfg.stage, model=model)
+            decision, version, registry = promote_commit(
+                repo, args.rev, drop, cfg.stage, model=model,
+                allow_champion_without_metrics=args.allow_champion_without_metrics)
             pages.append(markdown(decision, version, registry.artifact, cfg.stage))
     except (RegistryError, ToolMissing, NmtError, OSError, GTOException) as exc:
         print(f"python -m flows.registry: error: {exc}", file=sys.stderr)

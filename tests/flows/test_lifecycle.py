@@ -34,7 +34,7 @@ from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRun
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from flows import pipeline as pl
-from flows.registry import Registry
+from flows.gto_registry import Registry
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 

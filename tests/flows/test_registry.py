@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from flows.registry import Registry, RegistryError, decide, main, markdown, promote_commit, scores, select_models
+from flows.gto_registry import Registry, RegistryError
+from flows.registry import decide, main, markdown, promote_commit, scores, select_models
 from support.scratch import ROOT
 
 ARTIFACT = "nmt-de-en"
@@ -157,3 +158,97 @@ def test_each_direction_is_promoted_on_its_own_metrics(repo: Path, monkeypatch: 
     assert Registry(repo, models["en-de"]).prod()[0] == "v0.0.3" and Registry(repo, models["de-en"]).versions()[-1] == "v0.0.2"
     with pytest.raises(RegistryError, match="declares no artifact nmt-en-de; it declares general:nmt-de-en"):
         select_models(repo, "general/dvc.yaml", ["nmt-en-de"])
+    # a rollback names its direction; its tags are GTO's `general=` ones
+    assert main(["--params", params, "--dvcfile", "general/dvc.yaml", "rollback"]) == 1
+    assert main(["--params", params, "--dvcfile", "general/dvc.yaml", "rollback", "--model", "general:nmt-de-en"]) == 0
+    assert Registry(repo, models["de-en"]).prod()[0] == "v0.0.1" and Registry(repo, models["en-de"]).prod()[0] == "v0.0.3"
+
+
+def _stage_tags(repo: Path) -> set[str]:
+    return {t for t in _git(repo, "tag").split() if "#prod" in t}
+
+
+def test_a_champion_without_metrics_is_no_reason_to_promote(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "notes.txt").write_text("a run that wrote no metrics\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "no metrics")
+    decision, version, registry = promote_commit(repo, "HEAD", max_bleu_drop=0.0)  # a challenger without metrics
+    assert not decision.promote and decision.reason == "the challenger has no test-set scores in reports/metrics.json"
+    registry.promote(version)  # v0.0.1 at prod by hand: a champion without metrics
+    _commit_model(repo, 38.0)
+    decision, version, _ = promote_commit(repo, "HEAD", max_bleu_drop=0.0)
+    assert (version, decision.promote, registry.prod()[0]) == ("v0.0.2", False, "v0.0.1")  # not promoted by default
+    assert decision.reason.startswith("the champion v0.0.1 has no test-set scores in reports/metrics.json: nothing")
+    assert "\n" not in decision.reason and "--allow-champion-without-metrics" in decision.reason
+    monkeypatch.chdir(repo)
+    _commit_model(repo, 37.0)
+    assert main(["--params", str(ROOT / "params.yaml"), "promote", "--allow-champion-without-metrics"]) == 0
+    assert registry.prod()[0] == "v0.0.3"
+    assert "promoted by --allow-champion-without-metrics" in (repo / "reports" / "promotion.md").read_text()
+    assert not decide(scores({"t": {"sacrebleu": 30.0}}), {}, 0.0, champion_version="v0.0.1").promote
+
+
+def _fail_on_call(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    """gto.api.assign fails on its `n`-th call from now (the second artifact's assignment)."""
+    import gto.api
+
+    real, calls = gto.api.assign, []
+
+    def assign(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == n:
+            raise OSError("the disk is full")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gto.api, "assign", assign)
+
+
+def test_a_promotion_that_fails_half_way_takes_back_what_it_did(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _commit_model(repo, 38.0)
+    promote_commit(repo, "HEAD", max_bleu_drop=0.0)
+    before = set(_git(repo, "tag").split())
+    _commit_model(repo, 39.0)
+    with monkeypatch.context() as patch:
+        _fail_on_call(patch, 2)
+        with pytest.raises(OSError, match="the disk is full"):
+            promote_commit(repo, "HEAD", max_bleu_drop=0.0)
+    assert set(_git(repo, "tag").split()) == before  # no stage tag of one artifact only, no v0.0.2 either
+    registry = Registry(repo)
+    assert [registry.holders(a)[0][0] for a in registry.artifacts] == ["v0.0.1", "v0.0.1"]
+    decision, version, _ = promote_commit(repo, "HEAD", max_bleu_drop=0.0)  # the same commit again: it works
+    assert (version, decision.promote, registry.prod()[0]) == ("v0.0.2", True, "v0.0.2")
+
+
+def test_rollback_moves_prod_back_for_both_artifacts(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    from dvc.repo import Repo
+
+    monkeypatch.chdir(repo)
+    params = str(ROOT / "params.yaml")
+    assert main(["--params", params, "rollback"]) == 1  # nothing at prod yet
+    assert "error: nmt-de-en: no version is at prod; nothing to roll back" in capsys.readouterr().err
+    for bleu in (38.0, 38.5, 39.0):
+        _commit_model(repo, bleu)
+        promote_commit(repo, "HEAD", max_bleu_drop=0.0)
+    registry = Registry(repo)
+    commits = {v: _git(repo, "rev-parse", f"{ARTIFACT}@{v}^{{commit}}").strip() for v in registry.versions()}
+    before = set(_git(repo, "tag").split())
+    with monkeypatch.context() as patch:  # a rollback that fails half-way leaves prod where it was
+        _fail_on_call(patch, 2)
+        assert main(["--params", params, "rollback"]) == 1
+    assert "error: the disk is full" in capsys.readouterr().err and set(_git(repo, "tag").split()) == before
+    assert main(["--params", params, "rollback"]) == 0
+    dvc = Repo(str(repo), uninitialized=True)  # `dvc artifacts get --stage prod` resolves the same version
+    for name in registry.artifacts:
+        assert registry.holders(name)[0] == ("v0.0.2", commits["v0.0.2"])
+        assert dvc.artifacts.get_rev(name, stage="prod") == commits["v0.0.2"]
+    assert main(["--params", params, "rollback"]) == 0
+    assert registry.prod() == ("v0.0.1", commits["v0.0.1"])
+    capsys.readouterr()
+    assert main(["--params", params, "rollback"]) == 1  # v0.0.1 was the first
+    err = capsys.readouterr().err
+    assert err == ("python -m flows.registry: error: nmt-de-en: v0.0.1 is at prod and no earlier version is left to "
+                   "roll back to\n")
+    _commit_model(repo, 40.0)  # a new champion after a rollback; rolling it back skips the rolled-back ones
+    decision, version, _ = promote_commit(repo, "HEAD", max_bleu_drop=0.0)
+    assert (version, decision.promote) == ("v0.0.4", True)
+    assert registry.rollback() == ("v0.0.4", "v0.0.1") and registry.prod()[0] == "v0.0.1"
