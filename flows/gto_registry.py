@@ -127,10 +127,14 @@ class Registry:
         known = [v for name in self.artifacts for v in self.versions(name)]
         major, minor, patch = max(map(_version_key, known)) if known else (0, 0, 0)
         version = f"v{major}.{minor}.{patch + 1}"
-        commit = _git(self.repo, "rev-parse", "--verify", f"{ref}^{{commit}}").strip()
+        commit = self.commit(ref)
         self._all_or_none([partial(register, str(self.repo), name, commit, version=version, message=message or None)
                            for name in self.artifacts])
         return version
+
+    def commit(self, ref: str = "HEAD") -> str:
+        """The commit `ref` names (a RegistryError when it names none)."""
+        return _git(self.repo, "rev-parse", "--verify", f"{ref}^{{commit}}").strip()
 
     def forget(self, version: str) -> None:
         """Delete every tag of `version` (its registration and assignments) of every artifact: the

@@ -5,7 +5,9 @@ A model is a torch file and the packages made from it (dvc.yaml: `nmt-de-en` and
 file named in each artifact's `meta.metrics` (default `reports/metrics.json`). The general
 configuration (general/dvc.yaml) declares one model per direction, each with its own metrics,
 so each direction is promoted on its own scores. Artifacts of a dvc.yaml in a sub-folder are
-named as DVC and GTO name them, `folder:name` (GTO's tags read `folder=name@v0.0.1`).
+named as DVC and GTO name them, `folder:name` (GTO's tags read `folder=name@v0.0.1`). A model's
+ONNX package is its artifact named `*-onnx` (or labelled `onnx`): the one promotion by evidence
+decodes (flows/promotion.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class Model:
     artifacts: tuple[str, ...]  # full names (`folder:name` for a dvc.yaml in a sub-folder), in file order
     metrics: str                # the evaluate metrics file, relative to the repository root
     direction: str | None       # `meta.direction` of the artifacts (e.g. de-en), when declared
+    package: str | None = None  # the ONNX package artifact's path from the repository root (None: none declared)
+    dvcfile: str = "dvc.yaml"   # the dvc.yaml that declares it, relative to the repository root
 
     @property
     def name(self) -> str:
@@ -48,25 +52,37 @@ def _section(project: Path, dvcfile: str) -> dict:
     return section
 
 
+def _package_path(folder: str, name: str, spec: dict) -> str | None:
+    """The artifact's path from the repository root when it is an ONNX package (`*-onnx`, or labelled `onnx`)."""
+    labels = spec.get("labels") or []
+    if not (str(name).endswith("-onnx") or (isinstance(labels, list) and "onnx" in labels)):
+        return None
+    path = spec.get("path")
+    return posixpath.normpath(posixpath.join(folder, str(path))) if path else None
+
+
 def declared_models(project: Path, dvcfile: str = "dvc.yaml") -> list[Model]:
     """The models of `dvcfile`'s `artifacts:` (one per metrics file), in file order; [] when none."""
     folder = posixpath.dirname(Path(dvcfile).as_posix())
-    groups: dict[str, list[tuple[str, str | None]]] = {}
+    groups: dict[str, list[tuple[str, str | None, str | None]]] = {}
     for name, spec in _section(project, dvcfile).items():
         meta = (spec or {}).get("meta") or {} if isinstance(spec, dict) else {}
         if not isinstance(meta, dict):
             raise ArtifactsError(f"{Path(project) / dvcfile}: artifact {name}: `meta:` must be a mapping")
         metrics = str(meta.get("metrics") or DEFAULT_METRICS)
         direction = meta.get("direction")
+        package = _package_path(folder, name, spec) if isinstance(spec, dict) else None
         groups.setdefault(metrics, []).append((f"{folder}:{name}" if folder else str(name),
-                                               None if direction is None else str(direction)))
+                                               None if direction is None else str(direction), package))
     models = []
     for metrics, members in groups.items():
-        directions = {d for _, d in members}
+        directions = {d for _, d, _ in members}
         if len(directions) > 1:
             raise ArtifactsError(f"{Path(project) / dvcfile}: artifacts judged by {metrics} declare different "
                                  f"directions {sorted(map(str, directions))}: one model, one direction")
-        models.append(Model(tuple(n for n, _ in members), metrics, members[0][1]))
+        packages = [p for _, _, p in members if p is not None]
+        models.append(Model(tuple(n for n, _, _ in members), metrics, members[0][1],
+                            packages[0] if packages else None, Path(dvcfile).as_posix()))
     return models
 
 

@@ -10,9 +10,11 @@ global concurrency limit `nmt-pipeline`.
 A full run that retrained something is saved as a DVC experiment (`dvc exp save`: `dvc exp
 show` lists it with its BLEU) and registered (flows/registry.py): a new version of the
 dvc.yaml artifacts on the experiment's commit, and the stage `prod` only if champion /
-challenger says so; a challenger that is not promoted ends the run `Completed` in the state
-`Not promoted`, with the reason. Params overrides are an experiment's, not an edit: they are
-written into params.yaml for the run and taken back afterwards, outputs included.
+challenger says so (promotion by evidence: both ONNX packages decode the test sets side by side,
+flows/promotion.py; the record in reports/promotion/ and the run's artifacts); a challenger
+that is not promoted ends the run `Completed` in the state `Not promoted`, with the reason.
+Params overrides are an experiment's, not an edit: they are written into params.yaml for the
+run and taken back afterwards, outputs included.
 Run once without a server: `python -m flows.pipeline --help`.
 """
 
@@ -152,8 +154,9 @@ def record_experiment(project: Path, name: str, specs: list[StageSpec]) -> str:
 
 @task(name="register", task_run_name="register", cache_policy=NO_CACHE)
 def register_model(project: Path, commit: str, gates_passed: bool, cfg: PromoteConfig) -> Promotion:
-    """A new registry version on `commit`; the stage `cfg.stage` if not worse than the champion."""
-    decision, version, registry = promote_commit(project, commit, cfg.max_bleu_drop, cfg.stage, gates_passed)
+    """A new registry version on `commit`; the stage `cfg.stage` if not worse than the champion (by
+    evidence where the champion's package can be decoded: its record goes to reports/promotion/)."""
+    decision, version, registry = promote_commit(project, commit, cfg.max_bleu_drop, cfg.stage, gates_passed, rule=cfg)
     page = markdown(decision, version, registry.artifact, cfg.stage)
     (project / "reports").mkdir(exist_ok=True)
     atomic_write_text(project / "reports" / "promotion.md", page)

@@ -4,18 +4,24 @@ The artifacts declared in dvc.yaml's `artifacts:` (the torch model file `nmt-de-
 ONNX package `nmt-de-en-onnx`) get one version per pipeline run that retrained something
 (`nmt-de-en@v0.0.N`, `nmt-de-en-onnx@v0.0.N`: tags on the run's DVC experiment commit, whose
 dvc.lock records the model), and the stage `promote.stage` (`prod`; tags `NAME#prod#N`) only
-when the challenger is not worse than the champion: champion/challenger, `decide()`; a
-champion without scores to compare with stops promotion until `--allow-champion-without-metrics`
-says otherwise. `rollback` gives the stage back to the version that held it before the champion.
-The GTO calls, all of a model's artifacts or none: flows/gto_registry.py. No server: `gto show`
-and `git tag` read the registry; a consumer fetches the package at `prod` with `dvc artifacts
-get REPO nmt-de-en-onnx --stage prod -o nmt-onnx` (docs/lifecycle.md).
+when the challenger is not worse than the champion. The rule is promotion by evidence
+(flows/promotion.py): both ONNX packages decode the gated test sets side by side, and the
+challenger is refused when a set is significantly worse (paired bootstrap, Holm) or it decodes
+below `promote.min_speed_ratio` of the champion's sentences/s. Only where the champion has no
+package to decode does the point-score rule `decide()` decide on the metrics files, and the
+reason says so; there, a champion without scores stops promotion until
+`--allow-champion-without-metrics` says otherwise. Every decision is recorded in
+reports/promotion/<artifact>.json and .md. `rollback` gives the stage back to the version that
+held it before the champion. The GTO calls, all of a model's artifacts or none:
+flows/gto_registry.py. No server: `gto show` and `git tag` read the registry; a consumer fetches
+the package at `prod` with `dvc artifacts get REPO nmt-de-en-onnx --stage prod -o nmt-onnx`
+(docs/lifecycle.md).
 
 Each model a dvc.yaml declares is promoted on its own metrics (flows/models.py): the default
 dvc.yaml has one; general/dvc.yaml one per direction (`general:nmt-de-en` on
 reports/general/de-en/metrics.json, `general:nmt-en-de` on reports/general/en-de/metrics.json).
 
-    python -m flows.registry promote [--rev HEAD] [--max-bleu-drop X]  # register a commit, promote if not worse
+    python -m flows.registry promote [--rev HEAD] [--max-bleu-drop X]  # register a commit, promote on the evidence
     python -m flows.registry promote --allow-champion-without-metrics  # the champion has no scores: promote anyway
     python -m flows.registry show                                      # versions and the one at prod
     python -m flows.registry rollback [--model nmt-de-en]              # prod back to the version before it
@@ -27,13 +33,18 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from flows.evidence import EvidenceDecision
+from flows.evidence import markdown as evidence_markdown
 from flows.gto_registry import Registry, RegistryError, models
 from flows.models import Model
+from flows.promotion import by_evidence, write_record
+from flows.side_by_side import SideBySide, resolve_threads
 from flows.tools import ToolMissing
 from nmt.config.loader import from_dict, read_yaml
 from nmt.config.promote import PromoteConfig
@@ -53,6 +64,8 @@ class Decision:
     champion: dict[str, dict[str, float]] | None = None
     champion_version: str | None = None
     rows: list[tuple[str, str, float | None, float]] = field(default_factory=list)  # test set, metric, champion, challenger
+    evidence: EvidenceDecision | None = None  # the side-by-side evidence, when the rule was promotion by evidence
+    rule: str = "point scores"  # "evidence", "point scores" (the fallback) or "none" (nothing was compared)
 
 
 def scores(metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
@@ -104,14 +117,22 @@ def decide(challenger: dict[str, dict[str, float]], champion: dict[str, dict[str
 
 
 def table(decision: Decision, version: str) -> list[dict[str, Any]]:
-    """The decision's scores as table rows (the Prefect artifact)."""
+    """The decision's scores as table rows (the Prefect artifact): per test set the evidence, else per metric."""
     champ, new = f"champion ({decision.champion_version or 'none'})", f"challenger ({version})"
+    if decision.evidence is not None:
+        return [{"test set": e.test_set, "sentences": e.sentences, f"{champ} sacreBLEU": e.champion_bleu,
+                 f"{new} sacreBLEU": e.challenger_bleu, "difference": e.difference, "95% low": e.low,
+                 "95% high": e.high, "Holm p": e.holm_p, "chrF difference": e.chrf_difference, "verdict": e.verdict,
+                 "speed ratio": decision.evidence.speed_ratio} for e in decision.evidence.sets]
     return [{"test set": t, "metric": k, champ: c, new: n} for t, k, c, n in decision.rows]
 
 
 def markdown(decision: Decision, version: str, artifact: str, stage: str = "prod") -> str:
     """The decision as a markdown page (reports/promotion.md and a Prefect artifact)."""
     state = f"promoted to `{stage}`" if decision.promote else "**not promoted**"
+    if decision.evidence is not None:  # its page (the reason, the table, what it does not measure), our title
+        body = evidence_markdown(decision.evidence).split("\n", 1)[1]
+        return f"# {artifact} {version} against the champion {decision.champion_version}: {state}\n{body}"
     lines = [f"# {artifact} {version}: {state}", "", f"Reason: {decision.reason}.", "",
              f"| test set | metric | champion ({decision.champion_version or 'none'}) | challenger ({version}) |",
              "| --- | --- | ---: | ---: |"]
@@ -123,23 +144,49 @@ def promote_config(params: Path) -> PromoteConfig:
     """The `promote` section of `params` (all of its keys, checked; other sections are the stages')."""
     data = read_yaml(params)
     if "promote" not in data:
-        raise ConfigError(f"{params}: no `promote:` section (stage, max_bleu_drop): copy it from the nmt params.yaml")
+        raise ConfigError(f"{params}: no `promote:` section (stage, the evidence thresholds): copy it from the nmt "
+                          "params.yaml")
     return from_dict(PromoteConfig, data["promote"], key="promote", source=str(params), complete=True)
+
+
+def judge_commit(registry: Registry, commit: str, champion: tuple[str, str] | None, rule: PromoteConfig,
+                 gates_passed: bool = True, allow_champion_without_metrics: bool = False,
+                 decoded_by: SideBySide | None = None) -> Decision:
+    """The decision on `commit` against `champion` ((version, commit) at the stage, or None): by
+    evidence when the champion's package can be decoded (flows/promotion.py), else `decide` on
+    point scores, saying so."""
+    challenger = scores(registry.metrics_at(commit))
+    old = scores(registry.metrics_at(champion[1])) if champion else None
+    decision = decide(challenger, old, rule.max_bleu_drop, gates_passed, champion[0] if champion else None,
+                      metrics=registry.model.metrics, allow_champion_without_metrics=allow_champion_without_metrics)
+    if champion is None or not gates_passed or not challenger:  # first model, a failed gate, nothing to judge
+        return replace(decision, rule="none")
+    with tempfile.TemporaryDirectory(prefix="nmt-promote-") as work:
+        evidence = by_evidence(registry.repo, registry.model, champion[1], commit, list(challenger), rule, Path(work),
+                               decoded_by)
+    if isinstance(evidence, str):
+        return replace(decision, reason=f"{decision.reason}; decided on point scores, the fallback rule: no package "
+                                        f"of the champion {champion[0]} to decode ({evidence})")
+    rows = [(e.test_set, metric, c, n) for e in evidence.sets
+            for metric, c, n in (("sacrebleu", e.champion_bleu, e.challenger_bleu),
+                                 ("chrf", e.champion_chrf, e.challenger_chrf))]
+    return Decision(evidence.promote, evidence.reason, challenger, old, champion[0], rows, evidence, "evidence")
 
 
 def promote_commit(repo: Path, ref: str, max_bleu_drop: float, stage: str = "prod",
                    gates_passed: bool = True, model: Model | None = None,
-                   allow_champion_without_metrics: bool = False) -> tuple[Decision, str, Registry]:
+                   allow_champion_without_metrics: bool = False, rule: PromoteConfig | None = None,
+                   decoded_by: SideBySide | None = None) -> tuple[Decision, str, Registry]:
     """Register `ref` as a new version of `model` (default: dvc.yaml's first); assign the stage if
-    `decide` says so, on that model's metrics (a champion without them: see `decide`). A
-    promotion that fails takes the registration back too: the registry is as it was."""
+    `judge_commit` says so (`rule`: the evidence thresholds, default PromoteConfig's, with
+    `max_bleu_drop` and `stage`); record the decision in reports/promotion/. A promotion that
+    fails takes the registration back too: the registry is as it was."""
+    rule = replace(rule or PromoteConfig(), stage=stage, max_bleu_drop=max_bleu_drop)
     registry = Registry(repo, model, stage=stage)
+    commit = registry.commit(ref)
     champion = registry.prod()
-    challenger = scores(registry.metrics_at(ref))
-    old = scores(registry.metrics_at(champion[1])) if champion else None
-    decision = decide(challenger, old, max_bleu_drop, gates_passed, champion[0] if champion else None,
-                      metrics=registry.model.metrics, allow_champion_without_metrics=allow_champion_without_metrics)
-    version = registry.register(ref, message=decision.reason)
+    decision = judge_commit(registry, commit, champion, rule, gates_passed, allow_champion_without_metrics, decoded_by)
+    version = registry.register(commit, message=decision.reason)
     if decision.promote:
         try:
             registry.promote(version, message=decision.reason)
@@ -151,6 +198,13 @@ def promote_commit(repo: Path, ref: str, max_bleu_drop: float, stage: str = "pro
             raise
     log.info("%s %s: %s (%s)", registry.artifact, version,
              f"promoted to {stage}" if decision.promote else "not promoted", decision.reason)
+    record = {"artifact": registry.artifact, "artifacts": registry.artifacts, "version": version, "commit": commit,
+              "stage": stage, "promoted": decision.promote, "reason": decision.reason, "rule": decision.rule,
+              "champion_version": decision.champion_version, "champion_commit": champion[1] if champion else None,
+              "scores": {"champion": decision.champion, "challenger": decision.challenger},
+              "config": asdict(rule) | {"threads": resolve_threads(rule.threads)},
+              "evidence": asdict(decision.evidence) if decision.evidence is not None else None}
+    write_record(repo, registry.artifact, record, markdown(decision, version, registry.artifact, stage))
     return decision, version, registry
 
 
@@ -180,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     pr = sub.add_parser("promote", help="register a commit's models as new versions; assign the stage to each "
                                         "model that is not worse on its own metrics")
     pr.add_argument("--rev", default="HEAD", help="the commit (or experiment) whose dvc.lock records the models")
-    pr.add_argument("--max-bleu-drop", type=float, help="sacreBLEU the challenger may lose (default: params.yaml)")
+    pr.add_argument("--max-bleu-drop", type=float, help="fallback rule (no champion package to decode): sacreBLEU "
+                                                        "the challenger may lose (default: params.yaml)")
     pr.add_argument("--report", type=Path, default=Path("reports/promotion.md"),
                     help="where the decisions go (one section per model)")
     pr.add_argument("--allow-champion-without-metrics", action="store_true",
@@ -214,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         for model in chosen:
             decision, version, registry = promote_commit(
                 repo, args.rev, drop, cfg.stage, model=model,
-                allow_champion_without_metrics=args.allow_champion_without_metrics)
+                allow_champion_without_metrics=args.allow_champion_without_metrics, rule=cfg)
             pages.append(markdown(decision, version, registry.artifact, cfg.stage))
     except (RegistryError, ToolMissing, NmtError, OSError, GTOException) as exc:
         print(f"python -m flows.registry: error: {exc}", file=sys.stderr)

@@ -65,6 +65,7 @@ def del_key(params: dict, dotted: str) -> None:
         ("data.corpora.multi30k.files[2]", "val.de.gz", "expected a mapping, got str"),
         ("data.corpora.multi30k.splits.train", ["train.de.gz"], "expected a mapping, got list"),
         ("promote.max_bleu_drop", "0.5", "expected a number, got str"),
+        ("promote.resamples", 1000.0, "expected int, got float"),
     ],
 )
 def test_wrong_type_names_file_and_dotted_key(tmp_path, dotted, value, expected):
@@ -133,6 +134,11 @@ def test_int_is_accepted_where_a_float_is_expected(tmp_path):
         ("data.corpora.multi30k.languages", ["de", "English"]),
         ("promote.max_bleu_drop", -0.5),
         ("promote.stage", "prod stage"),
+        ("promote.alpha", 1.5),
+        ("promote.min_speed_ratio", 0.0),
+        ("promote.resamples", 10),
+        ("promote.seed", -1),
+        ("promote.threads", -2),
     ],
 )
 def test_out_of_range_value_names_its_own_key(tmp_path, dotted, value):
