@@ -1,0 +1,58 @@
+"""The markup bench's smoke run (`bench/markup.py --smoke`) on the test package: it builds the tagged
+set by its rule, translates tagged and plain text the server's way and writes every figure.
+The copy model's figures are not asserted (it has no digits to copy placeholders with), only
+that each step ran and that every output is well-formed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support.corpus import ROOT
+from support.onnx import sentences
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_tagging_rule_wraps_names_numbers_and_single_translations() -> None:
+    sys.path.insert(0, str(ROOT))
+    from bench.markup import candidates, tag_line, wraps
+
+    src = "Ein Mann aus Boston trägt 2 Kanus & ein Iglu, 77,8 Prozent."
+    ref = "A man from Boston carries 2 canoes & an igloo, 77.8 percent."
+
+    class Lexicon:
+        table = {"de": {"kanus": {"canoe"}, "iglu": {"igloo"}, "mann": {"man", "husband"}}}
+
+    found = candidates(src, ref, Lexicon())
+    assert [(w, e) for _, w, e in found] == [("Boston", "Boston"), ("2", "2"), ("Kanus", "canoes"),
+                                             ("Iglu", "igloo")]  # Mann: two translations; 77,8 is not 77.8
+    assert tag_line(src, found[:1]) == ('Ein Mann aus <b data-w="0">Boston</b> trägt 2 Kanus &amp; ein Iglu, '
+                                        "77,8 Prozent.")
+    assert wraps("the canoe", "canoes") and not wraps("a man carries the canoes", "canoes") and not wraps("", "x")
+
+
+def test_the_smoke_bench_runs_every_step_on_the_test_package(package: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    lines = sentences(40, seed=5)
+    for lang in ("de", "en"):
+        (data / f"test_2016_flickr.{lang}").write_text("\n".join(lines) + "\n")
+    run = subprocess.run([sys.executable, str(ROOT / "bench" / "markup.py"), "--smoke", "--model", str(package),
+                          "--data", str(data), "--split", "test_2016_flickr", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=600, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    result = json.loads((tmp_path / "markup.json").read_text())
+    res = result["results"]
+    assert result["bench"] == "markup" and res["smoke"] is True
+    assert 0 < res["sentences"] <= 16 and res["tags"] == res["sentences"]  # one tag per sentence
+    assert res["well_formed"] == 1.0 and 0.0 <= res["wraps_expected"] <= 1.0
+    assert set(res["criteria"]) == {"wraps_expected_at_least_0.9", "bleu_within_1", "all_well_formed"}
+    assert res["by_split"]["test_2016_flickr"]["tags"] == res["tags"]
+    assert all('<b data-w="0">' in e["output"] and '<b data-w="0">' in e["per_text_node"] for e in res["examples"])
+    assert res["per_text_node"]["tags"] == res["tags"] and res["per_text_node"]["well_formed"] == 1.0
