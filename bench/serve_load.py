@@ -43,7 +43,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -112,7 +112,11 @@ class Connection:
 
 
 def ask(texts: list[str]) -> dict[str, Any]:
+    """A German->English request (the one package of the runs here; bench/serve_mixed.py asks both ways)."""
     return {"q": texts[0] if len(texts) == 1 else texts, "source": "de", "target": "en"}
+
+
+Request = Callable[[list[Any]], dict[str, Any]]  # the lines one request carries -> its JSON body
 
 
 # --- the server process -----------------------------------------------------------------------------
@@ -120,13 +124,14 @@ def ask(texts: list[str]) -> dict[str, Any]:
 class Server:
     """`nmt serve` in its own process; its CPU time and RSS from /proc, its batches from /metrics."""
 
-    def __init__(self, model: Path, int8: bool, threads: int, extra: list[str], log: Path) -> None:
+    def __init__(self, model: Path | list[Path], int8: bool, threads: int, extra: list[str], log: Path) -> None:
         import socket
 
         with socket.socket() as s:
             s.bind((HOST, 0))
             self.port = s.getsockname()[1]
-        args = ["--model", str(model), "--port", str(self.port), "--threads", str(threads), "--admin-token", TOKEN,
+        models = [m for path in (model if isinstance(model, list) else [model]) for m in ("--model", str(path))]
+        args = [*models, "--port", str(self.port), "--threads", str(threads), "--admin-token", TOKEN,
                 *(["--int8"] if int8 else []), *extra]
         self.log = log.open("w")
         self.proc = subprocess.Popen([sys.executable, "-c", TORCH_BLOCKED, *args], cwd=ROOT, stdout=self.log,
@@ -225,8 +230,8 @@ class Step:
         return report
 
 
-async def closed_loop(step: Step, port: int, lines: list[str], clients: int, duration_s: float, bulk: int = 1,
-                      stop: asyncio.Event | None = None, limit: int = 1_000_000) -> None:
+async def closed_loop(step: Step, port: int, lines: list[Any], clients: int, duration_s: float, bulk: int = 1,
+                      stop: asyncio.Event | None = None, limit: int = 1_000_000, request: Request = ask) -> None:
     """`clients` clients, each sending its next request when the last is answered, for `duration_s`."""
     deadline = time.monotonic() + duration_s
 
@@ -234,7 +239,7 @@ async def closed_loop(step: Step, port: int, lines: list[str], clients: int, dur
         conn, n = Connection(port), 0
         while time.monotonic() < deadline and n < limit and not (stop and stop.is_set()):
             texts = [lines[(i * 7919 + n * bulk + k) % len(lines)] for k in range(bulk)]
-            step.answers.append(await conn.request("/translate", ask(texts)))
+            step.answers.append(await conn.request("/translate", request(texts)))
             step.texts.append(bulk)
             n += 1
             if step.answers[-1].status == 0:
@@ -244,14 +249,15 @@ async def closed_loop(step: Step, port: int, lines: list[str], clients: int, dur
     await asyncio.gather(*(client(i) for i in range(clients)))
 
 
-async def open_loop(step: Step, port: int, lines: list[str], rate: float, duration_s: float, seed: int = 0) -> None:
+async def open_loop(step: Step, port: int, lines: list[Any], rate: float, duration_s: float, seed: int = 0,
+                    request: Request = ask) -> None:
     """Requests at Poisson arrivals of `rate` per second for `duration_s`, whatever the answers."""
     rng, free, tasks = random.Random(seed), [], []
     deadline, at, n = time.monotonic() + duration_s, time.monotonic(), 0
 
-    async def one(text: str) -> None:
+    async def one(text: Any) -> None:
         conn = free.pop() if free else Connection(port)
-        step.answers.append(await conn.request("/translate", ask([text])))
+        step.answers.append(await conn.request("/translate", request([text])))
         step.texts.append(1)
         free.append(conn)
 
@@ -304,8 +310,8 @@ def offline(model: Path, int8: bool, threads: int, lines: list[str], batch1: int
     return report | {"outputs": outputs}
 
 
-async def parity(server: Server, lines: list[str], expected: list[str], refs: list[str] | None,
-                 int8: bool) -> dict[str, Any]:
+async def parity(server: Server, lines: list[Any], expected: list[str], refs: list[str] | None,
+                 int8: bool, request: Request = ask) -> dict[str, Any]:
     """Every sentence once, from 32 clients; the served outputs against the offline ones."""
     served: list[str | None] = [None] * len(lines)
     queue = list(range(len(lines)))
@@ -314,7 +320,7 @@ async def parity(server: Server, lines: list[str], expected: list[str], refs: li
         conn = Connection(server.port)
         while queue:
             i = queue.pop()
-            answer = await conn.request("/translate", ask([lines[i]]))
+            answer = await conn.request("/translate", request([lines[i]]))
             if answer.status == 200:
                 served[i] = json.loads(answer.body)["translatedText"]
         conn.close()
@@ -336,10 +342,11 @@ async def parity(server: Server, lines: list[str], expected: list[str], refs: li
     return report
 
 
-async def under_32(server: Server, lines: list[str], duration_s: float, action: str) -> dict[str, Any]:
+async def under_32(server: Server, lines: list[Any], duration_s: float, action: str,
+                   request: Request = ask) -> dict[str, Any]:
     """32 clients; halfway, SIGTERM (`action` "sigterm") or a reload ("reload")."""
     step, stop = Step(action, "32 clients"), asyncio.Event()
-    load = asyncio.create_task(closed_loop(step, server.port, lines, 32, duration_s, stop=stop))
+    load = asyncio.create_task(closed_loop(step, server.port, lines, 32, duration_s, stop=stop, request=request))
     await asyncio.sleep(duration_s / 2)
     at = time.monotonic()
     report: dict[str, Any] = {"step": action}

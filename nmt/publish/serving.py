@@ -21,9 +21,7 @@ def _ms(value: Any) -> str:
 
 def serve_load(s: Sources) -> str:
     if not (s.bench / f"{NAME}.json").is_file():
-        return ("Not measured on this machine yet: `python bench/serve_load.py` writes `bench/results/serve.json` "
-                "and `dvc repro publish` renders its table here.\n\nSource: `bench/results/serve.json` (not written "
-                "yet).")
+        return _not_yet(NAME, "python bench/serve_load.py")
     r = s.result(NAME)
     res = r["results"]
     off = res["offline"]
@@ -80,3 +78,68 @@ def serve_load(s: Sources) -> str:
                "mean batch", "server CPU", "RSS MiB"], rows, "llrrrrrrlrrr"), "",
         f"Against {THRESHOLDS}:", "", table(["check", "measured", "detail"], checks, "lrl"), "", *extra,
         measured(r, NAME)])
+
+
+def _not_yet(name: str, command: str) -> str:
+    return (f"Not measured on this machine yet: `{command}` writes `bench/results/{name}.json` and `dvc repro "
+            f"publish` renders its table here.\n\nSource: `bench/results/{name}.json` (not written yet).")
+
+
+def serve_mixed(s: Sources) -> str:
+    """Both directions in one server under mixed traffic, and one server per direction beside it."""
+    name = "serve_mixed"
+    if not (s.bench / f"{name}.json").is_file():
+        return _not_yet(name, "python bench/serve_mixed.py")
+    r = s.result(name)
+    res, c = r["results"], r["results"]["criteria"]
+    off = ", ".join(f"{d} {o['batch32_random_sentences_per_s']:.1f} sentences/s (beam {o['beam_size']})"
+                    for d, o in res["offline"].items())
+    separate = {st["step"]: st for st in res["separate"]}
+    rows = []
+    for st in res["shared"]:
+        other = separate.get(st["step"])
+        rows.append([st["step"], f"{st['sentences_per_s']:.1f}", _ms(st["latency_ms"]["p50"]),
+                     _ms(st["latency_ms"]["p99"]), ", ".join(f"{k}: {v}" for k, v in st["statuses"].items()),
+                     "" if st["mean_batch"] is None else f"{st['mean_batch']:.1f}",
+                     "" if other is None else f"{other['sentences_per_s']:.1f}",
+                     "" if other is None else _ms(other["latency_ms"]["p50"]),
+                     "" if other is None else _ms(other["latency_ms"]["p99"])])
+    checks = [[f"32 clients, {mix}: served / offline rate of the mix", f"**{c[f'served_32_over_offline_{k}']:.2f}x**",
+               f"shared / separate {c[f'shared_over_separate_32_{k}']:.2f}x; 1 client p50 shared - separate "
+               f"{c[f'p50_1_client_shared_minus_separate_ms_{k}']:+.1f} ms"]
+              for mix, k in (("half and half", "half_and_half"), ("90/10", "90_10"))]
+    checks += [["32 clients, half the requests `auto`: / explicit source", f"{c['auto_over_explicit_32']:.2f}x",
+                f"{c['auto_non_200']} answers not 200"],
+               ["2x overload, half and half: goodput / 32 clients", f"{c['goodput_2x_over_32_clients']:.2f}x",
+                f"other 5xx {c['other_5xx_2x']}"],
+               ["reload of both packages under 32 clients", f"{c['reload_failed']} failed",
+                f"{pct(c['reload_after_switch_from_new'])} of later requests from the new models"],
+               [f"{res['precision']}: served output identical to offline, both directions", pct(c["parity_identical"]),
+                f"{res['parity']['sentences']} sentences"]]
+    return "\n".join([
+        f"{', '.join(f'`{p}`' for p in res['models'].values())} ({res['precision']}), `{res['split']}`, steps of "
+        f"{res['step_s']:g} s{', smoke run' if res['smoke'] else ''}. Offline, each package alone, same run: {off}. "
+        f"Shared: one server with both packages (one queue, a batch is one direction's). Separate: one server per "
+        f"direction with {res['separate_threads']} thread(s) each, each request sent to its direction's server.", "",
+        table(["step", "shared sentences/s", "p50 ms", "p99 ms", "statuses", "mean batch", "separate sentences/s",
+               "separate p50 ms", "separate p99 ms"], rows, "lrrrlrrrr"), "",
+        f"Against {THRESHOLDS}:", "", table(["check", "measured", "detail"], checks, "lrl"), "", measured(r, name)])
+
+
+def confidence(s: Sources) -> str:
+    """How the per-translation confidence relates to sentence-level chrF on a dev set."""
+    name = "confidence"
+    if not (s.bench / f"{name}.json").is_file():
+        return _not_yet(name, "python bench/confidence.py")
+    r = s.result(name)
+    parts = []
+    for d in r["results"]["directions"]:
+        parts += [f"`{d['package']}` ({d['direction']}), every {d['every']}th line of `{d['split']}` "
+                  f"({d['sentences']} sentences): Spearman {d['spearman']:.2f}, Pearson {d['pearson']:.2f}; mean "
+                  f"confidence {d['mean_confidence']:.2f}, mean sentence chrF {d['mean_chrf']:.1f}.", "",
+                  table(["confidence", "sentences", "mean chrF"],
+                        [[f"{b['from']:.2f}-{b['to']:.2f} (quintile {i + 1})", b["sentences"], f"{b['mean_chrf']:.1f}"]
+                         for i, b in enumerate(d["quintiles"])]
+                        + [[f"{b['from']:.1f}-{b['to']:.1f}", b["sentences"], f"{b['mean_chrf']:.1f}"]
+                           for b in d["bands"]], "lrr"), ""]
+    return "\n".join([*parts, measured(r, name)])

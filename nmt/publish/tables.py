@@ -28,6 +28,8 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "scale": benches.scale,
     "repro-compare": benches.repro_compare,
     "serve-load": serving.serve_load,
+    "serve-mixed": serving.serve_mixed,
+    "confidence": serving.confidence,
     "langid": corpora.langid,
     "clean-scale": corpora.clean_scale,
     "moses-proxy": corpora.moses_proxy,
