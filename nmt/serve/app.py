@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -30,6 +31,7 @@ from starlette.routing import Route
 
 from nmt.errors import NmtError
 from nmt.serve.batcher import Job
+from nmt.serve.decoding import Output
 from nmt.serve.engine import Engine, ReloadBusy
 from nmt.serve.limits import check_admin
 from nmt.serve.metrics import Timing
@@ -67,7 +69,7 @@ def as_http(error: Refused) -> HttpError:
     return HttpError(status, error.message, reason, retry_after=error.retry_after)
 
 
-async def _wait(request: Request, job: Job, timeout_s: float) -> list[str]:
+async def _wait(request: Request, job: Job, timeout_s: float) -> list[Output]:
     gone = asyncio.ensure_future(_client_gone(request))
     try:
         done, _ = await asyncio.wait({job.future, gone}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
@@ -93,6 +95,13 @@ def alternative_texts(seg: Segmented, hyps: list[list[str]], wanted: int) -> lis
         if text != best and text not in out:
             out.append(text)
     return out[:wanted]
+
+
+def text_confidence(outputs: list[Output]) -> float | None:
+    """A text's confidence: its weakest sentence's (rounded to 4 places); None for a text without
+    sentences or from an engine that keeps no scores."""
+    known = [o.confidence for o in outputs if not math.isnan(o.confidence)]
+    return round(min(known), 4) if known and len(known) == len(outputs) else None
 
 
 def _detected(d: Detected, engine: Engine) -> dict[str, Any]:
@@ -130,13 +139,16 @@ async def translate(request: Request) -> Response:
         state.in_flight -= 1
         state.jobs.discard(job)
         state.metrics.in_flight.set(state.in_flight)
-    texts, alternatives, start = [], [], 0
+    texts, alternatives, confidence, start = [], [], [], 0
     for seg in segmented:
-        hyps = translated[start:start + len(seg.parts) // 2]  # per sentence, best first
-        start += len(hyps)
+        outputs = translated[start:start + len(seg.parts) // 2]  # per sentence
+        start += len(outputs)
+        hyps = [o.texts for o in outputs]  # per sentence, best first
         texts.append(seg.join([h[0] for h in hyps]))
         alternatives.append(alternative_texts(seg, hyps, call.alternatives))
-    return JSONResponse(translate_answer(call, texts, alternatives, detected), headers={GENERATION: str(job.generation)})
+        confidence.append(text_confidence(outputs))
+    answer = translate_answer(call, texts, alternatives, detected, confidence)
+    return JSONResponse(answer, headers={GENERATION: str(job.generation)})
 
 
 async def detect(request: Request) -> Response:

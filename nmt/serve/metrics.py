@@ -8,6 +8,7 @@ the series stay few. The mean batch size is `nmt_serve_batch_size_sum / _count`.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Collection
 from typing import Any
@@ -19,6 +20,7 @@ log = logging.getLogger("nmt.serve")
 
 LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 BATCH = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128)
+CONFIDENCE = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 # why a request was not translated
 REASONS = ("bad_request", "too_large", "too_many_sentences", "body_timeout", "forbidden", "rate_limited", "queue_full",
            "queue_timeout", "request_timeout", "draining", "batch_failed", "disconnected", "not_found")
@@ -48,6 +50,9 @@ class Metrics:
         self.guarded = Counter("nmt_serve_guarded_sentences", "sentences whose best hypothesis looped or had an absurd "
                                "length, replaced by the next good one of the beam or the greedy translation",
                                registry=r)
+        self.confidence = Histogram("nmt_serve_translation_confidence", "per translated sentence, the geometric mean "
+                                    "of the model's probabilities of the tokens it chose (0-1; docs/serving.md)",
+                                    ["direction"], buckets=CONFIDENCE, registry=r)
         self.reloads = Counter("nmt_serve_reloads", "model reloads, by outcome", ["outcome"], registry=r)
         self.model = Info("nmt_serve_model", "the models being served, one per direction", ["direction"], registry=r)
         for reason in REASONS:
@@ -58,6 +63,13 @@ class Metrics:
     def set_model(self, described: dict[str, Any]) -> None:
         self.model.labels(described["direction"]).info({k: str(described[k]) for k in ("path", "engine", "int8",
                                                                                         "generation", "sha256")})
+
+    def observe_confidence(self, direction: str, values: Collection[float]) -> None:
+        """Sentences' confidences (NaN, where the engine keeps no scores, left out)."""
+        histogram = self.confidence.labels(direction)
+        for value in values:
+            if not math.isnan(value):
+                histogram.observe(value)
 
     def reject(self, reason: str, n: int = 1) -> None:
         self.rejections.labels(reason).inc(n)
