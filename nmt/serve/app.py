@@ -119,6 +119,7 @@ async def translate(request: Request) -> Response:
     state.keys.check(call.api_key, call.chars, time.monotonic())
     loop = asyncio.get_running_loop()
     detected: list[dict[str, Any]] | None = None
+    found: list[Detected] | None = None  # with auto, each text's language
     if call.auto:
         found = await loop.run_in_executor(state.text_pool, lambda: [router.detect(t) for t in call.texts])
         engines = router.route_auto(found, call.target)
@@ -130,6 +131,7 @@ async def translate(request: Request) -> Response:
                                            [e.current.languages[0] for e in engines])
     routes = [e for seg, e in zip(segmented, engines) for _ in seg.sentences]
     job = state.batcher.submit([s for seg in segmented for s in seg.sentences], n=1 + call.alternatives, engines=routes)
+    aside = state.watch.aside(state.text_pool, call.texts, engines, found)  # languages counted, inputs sampled
     state.in_flight += 1
     state.jobs.add(job)
     state.metrics.in_flight.set(state.in_flight)
@@ -139,6 +141,8 @@ async def translate(request: Request) -> Response:
         state.in_flight -= 1
         state.jobs.discard(job)
         state.metrics.in_flight.set(state.in_flight)
+    if aside is not None:
+        await aside  # done on the text thread while the sentences were decoded
     texts, alternatives, confidence, start = [], [], [], 0
     for seg in segmented:
         outputs = translated[start:start + len(seg.parts) // 2]  # per sentence
@@ -250,10 +254,12 @@ def build_app(state: ServeState) -> Starlette:
 
         state.publish_models()
         state.batcher.start(asyncio.get_running_loop(), warmed)
+        state.watch.start()
         yield
         state.begin_drain()
         state.batcher.stop()
         await asyncio.get_running_loop().run_in_executor(None, state.batcher.join)
+        await state.watch.stop()  # the last traffic snapshot, everything decoded counted
         state.text_pool.shutdown(wait=False)
 
     routes = [

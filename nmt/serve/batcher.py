@@ -70,8 +70,10 @@ class Batcher:
     loop; `_work` runs on the threads."""
 
     def __init__(self, engines: Sequence[Engine], metrics: Metrics, *, max_batch: int, max_wait_s: float,
-                 max_queue: int, queue_timeout_s: float, decoders: int, max_sentences: int | None = None) -> None:
+                 max_queue: int, queue_timeout_s: float, decoders: int, max_sentences: int | None = None,
+                 observe: Callable[[str, Sequence[Output], int], None] | None = None) -> None:
         self.engines, self.metrics = list(engines), metrics
+        self.observe = observe  # gets each batch's direction, outputs and guarded sentences (nmt.serve.watch)
         self.max_batch, self.max_wait_s, self.max_queue = max_batch, max_wait_s, max_queue
         self.max_sentences = min(max_queue, max_sentences or max_queue)  # one request's most: it must fit the queue
         self.queue_timeout_s, self.decoders = queue_timeout_s, decoders
@@ -86,6 +88,7 @@ class Batcher:
         self.warm_up_error: str | None = None  # why a warm-up failed: the server never turns ready
         self.switch_interval: float | None = None  # Python's, while lowered for the decoder threads
         self.idle = 0  # decoder threads waiting for work (in `_take`)
+        self.warming = threading.local()  # `on` while this thread decodes its warm-up sentences (not traffic)
 
     # --- the event loop's side ------------------------------------------------------------------
 
@@ -216,12 +219,14 @@ class Batcher:
         return batch
 
     def _work(self) -> None:
+        self.warming.on = True
         try:
             for engine in self.engines:
                 self.translate([engine.current.warm_up_text], engine=engine)
         except Exception as exc:  # a model that cannot decode one sentence is never reported ready
             log.exception("inference thread: the warm-up sentence failed; /readyz stays 503")
             self.warm_up_error = f"{type(exc).__name__}: {exc}"
+        self.warming.on = False
         with self.ready:
             self.warmed += 1
             if self.warmed == self.decoders and self.on_ready is not None:
@@ -278,10 +283,11 @@ class Batcher:
         """One batch, text to text, on this thread's translator: up to `n` translations per text,
         best first, and the first one's confidence (`nmt.serve.decoding.translate_sentences`: spans
         kept, one search, the guard's choice first; the translator's batch size is `max_batch`, so
-        the batch is decoded as one)."""
+        the batch is decoded as one); counted as traffic, the threads' warm-up sentences not."""
         model, translator = (engine or self.engines[0]).translator()
         out, changed = translate_sentences(translator, texts, n)
         if changed:
             self.metrics.guarded.inc(changed)
-        self.metrics.observe_confidence(model.direction, [o.confidence for o in out])
+        if self.observe is not None and not getattr(self.warming, "on", False):
+            self.observe(model.direction, out, changed)
         return out
