@@ -282,7 +282,7 @@ def offline(model: Path, int8: bool, threads: int, lines: list[str], batch1: int
     translator = load_model(model, int8=int8, threads=threads).translator
 
     def translate(batch: list[str]) -> list[str]:  # the server's own path for a batch (spans kept, loop guard)
-        return [hyps[0] for hyps in translate_sentences(translator, batch)[0]]
+        return [out.texts[0] for out in translate_sentences(translator, batch)[0]]
 
     translate(lines[:8])  # warm-up
     latencies = []

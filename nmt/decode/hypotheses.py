@@ -13,9 +13,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 Rows = Any  # a (n, K...) torch tensor or numpy array, indexed [i, k]
+
+
+class Hypothesis(NamedTuple):
+    """One output of a search and the model's own log-probability of it."""
+
+    ids: list[int]  # output ids (no <s> / </s>)
+    logprob: float  # sum of the tokens' log-probabilities, </s> included when the hypothesis ended in one
+    steps: int  # tokens that sum covers: len(ids) + 1 when it ended in </s>, len(ids) when cut at the limit
+
+    @property
+    def confidence(self) -> float:
+        """exp(logprob / steps): the geometric mean of the probabilities the model gave the tokens it
+        chose, 0-1 (NaN when the search kept no scores)."""
+        return math.exp(self.logprob / self.steps) if self.steps else math.nan
 
 
 def length_penalty(length: int, alpha: float) -> float:
@@ -28,7 +42,7 @@ class Finished:
 
     def __init__(self, batch: int, beam_size: int, alpha: float) -> None:
         self.k, self.alpha = beam_size, alpha
-        self.hyps: list[list[tuple[float, list[int]]]] = [[] for _ in range(batch)]
+        self.hyps: list[list[tuple[float, Hypothesis]]] = [[] for _ in range(batch)]  # (ranking score, hypothesis)
 
     def add_ended(self, step: int, alive: Sequence[int], scores: Rows, beams: Rows, is_eos: Rows, prefix: Rows) -> None:
         """Candidates ending in </s> at `step`, counted only among each row's K best.
@@ -39,7 +53,9 @@ class Finished:
         for i, sent in enumerate(alive):
             for rank in range(self.k):
                 if is_eos[i, rank]:
-                    self.hyps[sent].append((float(scores[i, rank]) / penalty, prefix[i, beams[i, rank]].tolist()))
+                    logprob = float(scores[i, rank])
+                    self.hyps[sent].append((logprob / penalty, Hypothesis(prefix[i, beams[i, rank]].tolist(), logprob,
+                                                                          step + 1)))
 
     def close(self, step: int, alive: Sequence[int], at_limit: Sequence[bool], scores: Rows, beams: Rows,
               tokens: Rows, prefix: Rows) -> list[bool]:
@@ -52,24 +68,29 @@ class Finished:
                 for k in range(self.k):
                     if scores[i, k] > -math.inf:
                         ids = prefix[i, beams[i, k]].tolist() + [int(tokens[i, k])]
-                        self.hyps[sent].append((float(scores[i, k]) / penalty, ids))
+                        logprob = float(scores[i, k])
+                        self.hyps[sent].append((logprob / penalty, Hypothesis(ids, logprob, step + 1)))
             done.append(bool(at_limit[i]) or len(self.hyps[sent]) >= self.k)
         return done
 
     def best(self) -> list[list[int]]:
         """The highest-scoring hypothesis of each sentence ([] if none finished)."""
-        return [max(h, key=lambda x: x[0])[1] if h else [] for h in self.hyps]
+        return [max(h, key=lambda x: x[0])[1].ids if h else [] for h in self.hyps]
 
-    def ranked(self, n: int) -> list[list[list[int]]]:
+    def nbest(self, n: int) -> list[list[Hypothesis]]:
         """Up to `n` hypotheses of each sentence, best first (equal scores: the one finished
-        first, as `best` picks it), duplicates left out: the n-best list."""
+        first, as `best` picks it), duplicates left out: the n-best list, with their log-probabilities."""
         out = []
         for h in self.hyps:
-            ranked: list[list[int]] = []
-            for _, ids in sorted(h, key=lambda x: -x[0]):
+            ranked: list[Hypothesis] = []
+            for _, hyp in sorted(h, key=lambda x: -x[0]):
                 if len(ranked) == n:
                     break
-                if ids not in ranked:
-                    ranked.append(ids)
+                if all(hyp.ids != r.ids for r in ranked):
+                    ranked.append(hyp)
             out.append(ranked)
         return out
+
+    def ranked(self, n: int) -> list[list[list[int]]]:
+        """`nbest`'s id lists."""
+        return [[hyp.ids for hyp in hyps] for hyps in self.nbest(n)]

@@ -11,12 +11,14 @@ Subclasses say how a batch of source ids is decoded. Decoding settings default t
 from __future__ import annotations
 
 import logging
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from nmt.config.evaluate import DEFAULT_DECODING
+from nmt.decode.hypotheses import Hypothesis
 from nmt.text.detokenizer import Detokenizer
 from nmt.text.vocabularies import Vocabularies
 
@@ -24,6 +26,13 @@ log = logging.getLogger(__name__)
 
 Tokenizer = Callable[[Iterable[str]], Iterable[tuple[list[str], str]]]
 Progress = Callable[[int], None]
+
+
+class Scored(NamedTuple):
+    """One input line's translations, scored."""
+
+    hyps: list[tuple[str, float]]  # (translation, confidence 0-1 or NaN), best first; [] for an empty line
+    source: list[int]  # the source ids the model read (</s> included; cut to the model), [] for an empty line
 
 
 @dataclass(kw_only=True)
@@ -68,11 +77,11 @@ class LineTranslator(ABC):
             ids = ids[: self.max_source - 1] + ids[-1:]
         return ids
 
-    def decode_batch_n(self, sources: list[list[int]], n: int) -> list[list[list[int]]]:
-        """Up to `n` outputs per source, best first. Here the one `decode_batch` finds (greedy
-        keeps no alternatives); a translator whose search keeps its beam's n-best list returns
-        that (`nmt.runtime.translator.OnnxTranslator`)."""
-        return [[hyp] for hyp in self.decode_batch(sources)]
+    def decode_batch_n(self, sources: list[list[int]], n: int) -> list[list[Hypothesis]]:
+        """Up to `n` outputs per source, best first, with their log-probabilities. Here the one
+        `decode_batch` finds, unscored (NaN confidence); a translator whose search keeps its beam's
+        n-best list and scores returns those (`nmt.runtime.translator.OnnxTranslator`, `Translator`)."""
+        return [[Hypothesis(ids, math.nan, 0)] for ids in self.decode_batch(sources)]
 
     def search(self, lines: Sequence[str], progress: Progress | None = None, first_line: int = 1
                ) -> list[tuple[list[int], list[int]] | None]:
@@ -106,9 +115,21 @@ class LineTranslator(ABC):
     def translate_n(self, lines: Sequence[str], n: int, first_line: int = 1) -> list[list[str]]:
         """Up to `n` distinct translations per input line, best first, the first being `translate`'s
         (the n-best list of the beam; one with greedy search); [] for an empty line."""
+        return [[text for text, _ in line.hyps] for line in self.translate_scored(lines, n, first_line)]
+
+    def translate_scored(self, lines: Sequence[str], n: int, first_line: int = 1) -> list[Scored]:
+        """`translate_n` with each translation's confidence (`Hypothesis.confidence`: the geometric
+        mean of the model's probabilities of its tokens, 0-1; NaN where the search keeps no scores)
+        and the source ids the model read. Hypotheses that detokenize to the same text count once,
+        with the better one's confidence."""
         searched = self._searched(lines, lambda sources: self.decode_batch_n(sources, n), None, first_line)
-        return [[] if r is None else list(dict.fromkeys(self.detokenizer(self.vocabs.output_tokens(h)) for h in r[1]))
-                for r in searched]
+        out: list[Scored] = []
+        for r in searched:
+            texts: dict[str, float] = {}
+            for hyp in [] if r is None else r[1]:
+                texts.setdefault(self.detokenizer(self.vocabs.output_tokens(hyp.ids)), hyp.confidence)
+            out.append(Scored(list(texts.items()), [] if r is None else r[0]))
+        return out
 
     def translate_tokens(self, lines: Sequence[str], progress: Progress | None = None,
                          first_line: int = 1) -> list[list[str]]:

@@ -22,7 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
-from nmt.decode.hypotheses import Finished
+from nmt.decode.hypotheses import Finished, Hypothesis
 from nmt.text.vocab import BOS_ID, EOS_ID, PAD_ID
 
 Array = np.ndarray
@@ -55,15 +55,23 @@ def _best(x: Array, k: int) -> tuple[Array, Array]:
 
 def greedy(backend: Backend, src: Array, max_extra: int = 50) -> list[list[int]]:
     """Greedy decoding of a (B, S) int64 source batch -> B id lists (no <s> / </s>)."""
+    return [hyp.ids for hyp in greedy_scored(backend, src, max_extra)]
+
+
+def greedy_scored(backend: Backend, src: Array, max_extra: int = 50) -> list[Hypothesis]:
+    """Greedy decoding of a (B, S) int64 source batch -> B hypotheses with their log-probabilities."""
     B = src.shape[0]
     limit = _limits(backend, src, max_extra)
     backend.encode(src)
     alive = np.arange(B)  # original sentence of each live row
     tokens, rows = np.full((B, 1), BOS_ID, dtype=np.int64), np.arange(B, dtype=np.int64)[:, None]
     out: list[list[int]] = [[] for _ in range(B)]
+    logprob, steps = np.zeros(B, dtype=np.float64), np.zeros(B, dtype=np.int64)
     for t in range(int(limit.max())):
-        _, ids = backend.step(tokens, rows)
+        logp, ids = backend.step(tokens, rows)
         nxt = ids[:, 0, 0]  # (b,)
+        logprob[alive] += logp[:, 0, 0]
+        steps[alive] += 1
         for sent, tok in zip(alive.tolist(), nxt.tolist()):
             if tok != EOS_ID:
                 out[sent].append(tok)
@@ -73,7 +81,7 @@ def greedy(backend: Backend, src: Array, max_extra: int = 50) -> list[list[int]]
         if len(go_on) < len(alive):
             backend.keep(go_on)
         alive, tokens, rows = alive[go_on], nxt[go_on, None], go_on[:, None]
-    return out
+    return [Hypothesis(ids, float(lp), int(n)) for ids, lp, n in zip(out, logprob, steps)]
 
 
 def beam_search(backend: Backend, src: Array, beam_size: int = 4, alpha: float = 0.6,
@@ -83,12 +91,13 @@ def beam_search(backend: Backend, src: Array, beam_size: int = 4, alpha: float =
 
 
 def beam_search_n(backend: Backend, src: Array, n: int, beam_size: int = 4, alpha: float = 0.6,
-                  max_extra: int = 50) -> list[list[list[int]]]:
-    """Beam search of a (B, S) int64 source batch -> up to `n` (<= beam_size) id lists per
-    sentence, best first: the n-best list of the same search (its first is `beam_search`'s)."""
+                  max_extra: int = 50) -> list[list[Hypothesis]]:
+    """Beam search of a (B, S) int64 source batch -> up to `n` (<= beam_size) hypotheses per
+    sentence, best first: the n-best list of the same search (its first is `beam_search`'s), each
+    with the model's log-probability of it."""
     if not 1 <= n <= beam_size:
         raise ValueError(f"n-best of {n} from a beam of {beam_size}: expected 1 <= n <= beam size")
-    return _beam(backend, src, beam_size, alpha, max_extra).ranked(n)
+    return _beam(backend, src, beam_size, alpha, max_extra).nbest(n)
 
 
 def _beam(backend: Backend, src: Array, beam_size: int, alpha: float, max_extra: int) -> Finished:

@@ -14,7 +14,9 @@ import torch
 
 from nmt.config.evaluate import Decoding
 from nmt.decode.lines import LineTranslator
-from nmt.decode.backend import beam_search, greedy
+from nmt.decode import search
+from nmt.decode.backend import TorchBackend, beam_search, greedy
+from nmt.decode.hypotheses import Hypothesis
 from nmt.errors import DataError, NmtError
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer
@@ -55,6 +57,15 @@ class Translator(LineTranslator):
             if self.beam_size == 1:
                 return greedy(self.model, src, self.max_extra)
             return beam_search(self.model, src, self.beam_size, self.alpha, self.max_extra)
+
+    def decode_batch_n(self, sources: list[list[int]], n: int) -> list[list[Hypothesis]]:
+        backend = TorchBackend(self.model)
+        src = pad_batch(sources)
+        with torch.no_grad():
+            if self.beam_size == 1:
+                return [[hyp] for hyp in search.greedy_scored(backend, src, self.max_extra)]
+            return search.beam_search_n(backend, src, min(n, self.beam_size), self.beam_size, self.alpha,
+                                        self.max_extra)
 
 
 def _torch_device(device: str) -> torch.device:

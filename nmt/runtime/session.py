@@ -20,6 +20,7 @@ import numpy as np
 
 from nmt.errors import DataError, NmtError
 from nmt.decode import search
+from nmt.decode.hypotheses import Hypothesis
 from nmt.runtime.package import REEXPORT
 from nmt.text.vocab import PAD_ID
 
@@ -126,6 +127,9 @@ class OnnxModel:
     def beam_search(self, src: np.ndarray, beam_size: int, alpha: float, max_extra: int = 50) -> list[list[int]]:
         return search.beam_search(self, src, beam_size, alpha, max_extra)
 
+    def greedy_scored(self, src: np.ndarray, max_extra: int = 50) -> list[Hypothesis]:
+        return search.greedy_scored(self, src, max_extra)
+
     def beam_search_n(self, src: np.ndarray, n: int, beam_size: int, alpha: float,
-                      max_extra: int = 50) -> list[list[list[int]]]:
+                      max_extra: int = 50) -> list[list[Hypothesis]]:
         return search.beam_search_n(self, src, n, beam_size, alpha, max_extra)

@@ -20,6 +20,7 @@ from typing import Any
 from nmt.config.evaluate import Decoding
 from nmt.config.loader import from_dict
 from nmt.files.cores import available_cores
+from nmt.decode.hypotheses import Hypothesis
 from nmt.decode.lines import LineTranslator
 from nmt.errors import NmtError
 from nmt.runtime.package import Package, load_package
@@ -111,8 +112,8 @@ class OnnxTranslator(LineTranslator):
             self.pool.close()
             self.pool = None
 
-    def decode_batch_n(self, sources: list[list[int]], n: int) -> list[list[list[int]]]:
-        if self.beam_size == 1 or n == 1:
-            return super().decode_batch_n(sources, n)
+    def decode_batch_n(self, sources: list[list[int]], n: int) -> list[list[Hypothesis]]:
+        if self.beam_size == 1:
+            return [[hyp] for hyp in self.model.greedy_scored(pad_batch(sources), self.max_extra)]
         return self.model.beam_search_n(pad_batch(sources), min(n, self.beam_size), self.beam_size, self.alpha,
                                         self.max_extra)

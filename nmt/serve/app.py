@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -30,6 +31,7 @@ from starlette.routing import Route
 
 from nmt.errors import NmtError
 from nmt.serve.batcher import Job
+from nmt.serve.decoding import Output
 from nmt.serve.engine import Engine, ReloadBusy
 from nmt.serve.limits import check_admin
 from nmt.serve.metrics import Timing
@@ -67,7 +69,7 @@ def as_http(error: Refused) -> HttpError:
     return HttpError(status, error.message, reason, retry_after=error.retry_after)
 
 
-async def _wait(request: Request, job: Job, timeout_s: float) -> list[str]:
+async def _wait(request: Request, job: Job, timeout_s: float) -> list[Output]:
     gone = asyncio.ensure_future(_client_gone(request))
     try:
         done, _ = await asyncio.wait({job.future, gone}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
@@ -95,6 +97,13 @@ def alternative_texts(seg: Segmented, hyps: list[list[str]], wanted: int) -> lis
     return out[:wanted]
 
 
+def text_confidence(outputs: list[Output]) -> float | None:
+    """A text's confidence: its weakest sentence's (rounded to 4 places); None for a text without
+    sentences or from an engine that keeps no scores."""
+    known = [o.confidence for o in outputs if not math.isnan(o.confidence)]
+    return round(min(known), 4) if known and len(known) == len(outputs) else None
+
+
 def _detected(d: Detected, engine: Engine) -> dict[str, Any]:
     """LibreTranslate's detectedLanguage; a text without letters is the routed package's source, confidence 0."""
     return {"confidence": d.confidence, "language": d.language if d.confidence else engine.current.languages[0]}
@@ -110,6 +119,7 @@ async def translate(request: Request) -> Response:
     state.keys.check(call.api_key, call.chars, time.monotonic())
     loop = asyncio.get_running_loop()
     detected: list[dict[str, Any]] | None = None
+    found: list[Detected] | None = None  # with auto, each text's language
     if call.auto:
         found = await loop.run_in_executor(state.text_pool, lambda: [router.detect(t) for t in call.texts])
         engines = router.route_auto(found, call.target)
@@ -121,6 +131,7 @@ async def translate(request: Request) -> Response:
                                            [e.current.languages[0] for e in engines])
     routes = [e for seg, e in zip(segmented, engines) for _ in seg.sentences]
     job = state.batcher.submit([s for seg in segmented for s in seg.sentences], n=1 + call.alternatives, engines=routes)
+    aside = state.watch.aside(state.text_pool, call.texts, engines, found)  # languages counted, inputs sampled
     state.in_flight += 1
     state.jobs.add(job)
     state.metrics.in_flight.set(state.in_flight)
@@ -130,13 +141,18 @@ async def translate(request: Request) -> Response:
         state.in_flight -= 1
         state.jobs.discard(job)
         state.metrics.in_flight.set(state.in_flight)
-    texts, alternatives, start = [], [], 0
+    if aside is not None:
+        await aside  # done on the text thread while the sentences were decoded
+    texts, alternatives, confidence, start = [], [], [], 0
     for seg in segmented:
-        hyps = translated[start:start + len(seg.parts) // 2]  # per sentence, best first
-        start += len(hyps)
+        outputs = translated[start:start + len(seg.parts) // 2]  # per sentence
+        start += len(outputs)
+        hyps = [o.texts for o in outputs]  # per sentence, best first
         texts.append(seg.join([h[0] for h in hyps]))
         alternatives.append(alternative_texts(seg, hyps, call.alternatives))
-    return JSONResponse(translate_answer(call, texts, alternatives, detected), headers={GENERATION: str(job.generation)})
+        confidence.append(text_confidence(outputs))
+    answer = translate_answer(call, texts, alternatives, detected, confidence)
+    return JSONResponse(answer, headers={GENERATION: str(job.generation)})
 
 
 async def detect(request: Request) -> Response:
@@ -238,10 +254,12 @@ def build_app(state: ServeState) -> Starlette:
 
         state.publish_models()
         state.batcher.start(asyncio.get_running_loop(), warmed)
+        state.watch.start()
         yield
         state.begin_drain()
         state.batcher.stop()
         await asyncio.get_running_loop().run_in_executor(None, state.batcher.join)
+        await state.watch.stop()  # the last traffic snapshot, everything decoded counted
         state.text_pool.shutdown(wait=False)
 
     routes = [

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from nmt.serve.engine import Engine
-from nmt.serve.decoding import translate_sentences
+from nmt.serve.decoding import Output, translate_sentences
 from nmt.serve.metrics import Metrics
 from nmt.serve.refusals import BatchFailed, Draining, QueueFull, Refused, Stale, TooManySentences
 
@@ -45,8 +45,8 @@ SWITCH_INTERVAL_S = 0.0002
 class Job:
     """One request's sentences: their translations as they come, and the future the request awaits."""
 
-    future: asyncio.Future  # per sentence in order, its translations best first; or a Refused
-    results: list[list[str] | None]
+    future: asyncio.Future  # per sentence in order, its Output (translations best first, confidence); or a Refused
+    results: list[Output | None]
     left: int  # sentences not yet translated
     n: int = 1  # translations wanted per sentence: 1 + the alternatives asked for
     generation: int = 0  # the newest model generation that decoded any of its sentences
@@ -70,8 +70,10 @@ class Batcher:
     loop; `_work` runs on the threads."""
 
     def __init__(self, engines: Sequence[Engine], metrics: Metrics, *, max_batch: int, max_wait_s: float,
-                 max_queue: int, queue_timeout_s: float, decoders: int, max_sentences: int | None = None) -> None:
+                 max_queue: int, queue_timeout_s: float, decoders: int, max_sentences: int | None = None,
+                 observe: Callable[[str, Sequence[Output], int], None] | None = None) -> None:
         self.engines, self.metrics = list(engines), metrics
+        self.observe = observe  # gets each batch's direction, outputs and guarded sentences (nmt.serve.watch)
         self.max_batch, self.max_wait_s, self.max_queue = max_batch, max_wait_s, max_queue
         self.max_sentences = min(max_queue, max_sentences or max_queue)  # one request's most: it must fit the queue
         self.queue_timeout_s, self.decoders = queue_timeout_s, decoders
@@ -86,6 +88,7 @@ class Batcher:
         self.warm_up_error: str | None = None  # why a warm-up failed: the server never turns ready
         self.switch_interval: float | None = None  # Python's, while lowered for the decoder threads
         self.idle = 0  # decoder threads waiting for work (in `_take`)
+        self.warming = threading.local()  # `on` while this thread decodes its warm-up sentences (not traffic)
 
     # --- the event loop's side ------------------------------------------------------------------
 
@@ -137,7 +140,7 @@ class Batcher:
             self.ready.notify_all()
         return job
 
-    def _deliver(self, items: list[Item], outputs: Sequence[list[str] | Refused], generation: int = 0) -> None:
+    def _deliver(self, items: list[Item], outputs: Sequence[Output | Refused], generation: int = 0) -> None:
         """On the event loop: each sentence's translation (or error) to its job."""
         for item, out in zip(items, outputs):
             job = item.job
@@ -148,7 +151,7 @@ class Batcher:
                 job.close()
                 job.future.set_exception(out)
                 continue
-            job.results[item.index] = out[:job.n]
+            job.results[item.index] = Output(out.texts[:job.n], out.confidence)
             job.left -= 1
             if job.left == 0:
                 job.future.set_result(job.results)
@@ -216,12 +219,14 @@ class Batcher:
         return batch
 
     def _work(self) -> None:
+        self.warming.on = True
         try:
             for engine in self.engines:
                 self.translate([engine.current.warm_up_text], engine=engine)
         except Exception as exc:  # a model that cannot decode one sentence is never reported ready
             log.exception("inference thread: the warm-up sentence failed; /readyz stays 503")
             self.warm_up_error = f"{type(exc).__name__}: {exc}"
+        self.warming.on = False
         with self.ready:
             self.warmed += 1
             if self.warmed == self.decoders and self.on_ready is not None:
@@ -250,7 +255,7 @@ class Batcher:
         try:
             # n only changes what is read off the same search: the batch is decoded alike for every request
             n = max(item.job.n for item in live)
-            outputs: list[list[str] | Refused] = list(self.translate([item.text for item in live], n, live[0].engine))
+            outputs: list[Output | Refused] = list(self.translate([item.text for item in live], n, live[0].engine))
         except Exception as exc:
             log.exception("a batch of %d sentences failed", len(live))
             error = BatchFailed(f"translation failed ({type(exc).__name__}: {exc}); the server log has the details")
@@ -263,7 +268,7 @@ class Batcher:
             self.rate = 0.8 * self.rate + 0.2 * len(live) / max(took, 1e-3) if self.rate else len(live) / max(took, 1e-3)
         self._send(live, outputs, live[0].engine.thread_generation())
 
-    def _send(self, items: list[Item], outputs: Sequence[list[str] | Refused], generation: int = 0) -> None:
+    def _send(self, items: list[Item], outputs: Sequence[Output | Refused], generation: int = 0) -> None:
         self._call(self._deliver, items, outputs, generation)
 
     def _call(self, func: Callable[..., None], *args: object) -> None:
@@ -274,12 +279,15 @@ class Batcher:
             except RuntimeError:  # the loop closed meanwhile: nobody is waiting any more
                 pass
 
-    def translate(self, texts: list[str], n: int = 1, engine: Engine | None = None) -> list[list[str]]:
+    def translate(self, texts: list[str], n: int = 1, engine: Engine | None = None) -> list[Output]:
         """One batch, text to text, on this thread's translator: up to `n` translations per text,
-        best first (`nmt.serve.decoding.translate_sentences`: spans kept, one search, the guard's
-        choice first; the translator's batch size is `max_batch`, so the batch is decoded as one)."""
-        _, translator = (engine or self.engines[0]).translator()
+        best first, and the first one's confidence (`nmt.serve.decoding.translate_sentences`: spans
+        kept, one search, the guard's choice first; the translator's batch size is `max_batch`, so
+        the batch is decoded as one); counted as traffic, the threads' warm-up sentences not."""
+        model, translator = (engine or self.engines[0]).translator()
         out, changed = translate_sentences(translator, texts, n)
         if changed:
             self.metrics.guarded.inc(changed)
+        if self.observe is not None and not getattr(self.warming, "on", False):
+            self.observe(model.direction, out, changed)
         return out

@@ -93,6 +93,24 @@ class ServeConfig:
                                              "unset: CORS off")
     # one log line per request (method, path without query, status, ms); keys are never logged
     access_log: bool = knob(False, "log one line per request: method, path (no query string), status, ms")
+    # what each direction is asked, counted with no text (nmt/serve/traffic.py): in /metrics always, and with a
+    # folder as JSON snapshots, each the counts since the previous one, plus one at shutdown
+    stats_dir: Path | None = knob(None, "folder of the traffic snapshots (per direction: lengths, <unk> share, "
+                                        "detected languages, confidence, guarded sentences; no text), one every "
+                                        "--stats-interval and one at shutdown; unset: /metrics only")
+    stats_interval_s: float = knob(60.0, "seconds between two traffic snapshots")
+    # 1440: a day of snapshots at the default interval
+    stats_keep: int = knob(1440, "traffic snapshots kept in --stats-dir; older ones are deleted")
+    # requests naming their source: the share whose texts' language is detected (source: auto always is)
+    detect_sample: float = knob(0.1, "share (0-1) of the requests naming their source whose texts' language is "
+                                     "detected and counted (source auto: every one)")
+    # opt-in: source texts written for a future evaluation set; off unless both options are given
+    sample_inputs: float = knob(0.0, "opt-in: share (0-1) of the texts written to --sample-dir, with their direction "
+                                     "and date only (never keys or client addresses); 0: off")
+    sample_dir: Path | None = knob(None, "folder of the sampled texts (JSONL, one file a day); needs --sample-inputs")
+    sample_max_mb: float = knob(10.0, "most megabytes the sampled texts take; the oldest days go first, then new "
+                                      "samples are dropped")
+    sample_max_days: float = knob(7.0, "sampled texts' files last written longer ago than this are deleted, days")
 
     def __post_init__(self) -> None:
         if isinstance(self.model, (str, Path)):  # one folder given as such (the library's callers)
@@ -118,6 +136,15 @@ class ServeConfig:
             need(getattr(self, option) >= 0, option, "must be >= 0 (0: no limit)")
         need(self.admin_token is None or len(self.admin_token) >= 16, "admin_token",
              "must be at least 16 characters (e.g. `openssl rand -hex 16`)")
+        for option in ("stats_interval_s", "sample_max_mb", "sample_max_days"):
+            need(getattr(self, option) > 0, option, "must be > 0")
+        need(self.stats_keep >= 1, "stats_keep", "must be >= 1")
+        for option in ("detect_sample", "sample_inputs"):
+            need(0 <= getattr(self, option) <= 1, option, "must be a share, 0 to 1")
+        need(self.sample_dir is not None or not self.sample_inputs, "sample_inputs",
+             "needs --sample-dir DIR, the folder the sampled texts go to")
+        need(self.sample_dir is None or self.sample_inputs > 0, "sample_dir",
+             "needs --sample-inputs RATE above 0: sampling texts is opt-in")
 
     @property
     def max_wait_s(self) -> float:
@@ -152,7 +179,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(flag, dest=f.name, type=Path, action="append", metavar="DIR",
                                 help=help_)
             continue
-        kind = {"model": Path, "api_keys": Path, "admin_token": str, "cors_origins": str}.get(f.name, type(f.default))
+        kind = {"model": Path, "api_keys": Path, "admin_token": str, "cors_origins": str, "stats_dir": Path,
+                "sample_dir": Path}.get(f.name, type(f.default))
         parser.add_argument(flag, dest=f.name, type=kind, default="" if f.name == "cors_origins" else f.default,
                             metavar=flag[2:].upper().replace("-", "_"), help=help_)
 

@@ -46,6 +46,7 @@ class TranslateCall:
     source: str  # a language code, or "auto": detect each text's language (answer with detectedLanguage)
     target: str
     api_key: str | None
+    confidence: bool = False  # answer with each translation's confidence too
 
     @property
     def chars(self) -> int:
@@ -170,17 +171,30 @@ def parse_translate(data: dict[str, Any], max_texts: int, max_chars: int) -> Tra
         raise HttpError(400, "Invalid request: alternatives must be a whole number", "bad_request") from None
     if not 0 <= alternatives <= 3:
         raise HttpError(400, "Invalid request: alternatives must be 0 to 3", "bad_request")
-    return TranslateCall(texts, single, alternatives, source, target, api_key(data))
+    return TranslateCall(texts, single, alternatives, source, target, api_key(data), _flag(data, "confidence"))
+
+
+def _flag(data: dict[str, Any], name: str) -> bool:
+    """An optional yes/no field: JSON true/false, or a form's true/false/1/0 (absent: false)."""
+    value = data.get(name, False)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "1", "false", "0", ""):
+        return value.lower() in ("true", "1")
+    raise HttpError(400, f"Invalid request: {name} must be true or false", "bad_request")
 
 
 def translate_answer(call: TranslateCall, translations: list[str], alternatives: list[list[str]],
-                     detected: list[dict[str, Any]] | None) -> dict[str, Any]:
+                     detected: list[dict[str, Any]] | None, confidence: list[float | None]) -> dict[str, Any]:
     """LibreTranslate's answer: translatedText (string or list, as q was), alternatives per text
     when asked (from the beam's n-best list; none with greedy search), detectedLanguage per text
-    for auto (`{"language", "confidence"}`)."""
+    for auto (`{"language", "confidence"}`); our addition, when asked: confidence per text (0-1, the
+    lowest of its sentences'; null where unknown)."""
     answer: dict[str, Any] = {"translatedText": translations[0] if call.single else translations}
     if call.alternatives:
         answer["alternatives"] = alternatives[0] if call.single else alternatives
+    if call.confidence:
+        answer["confidence"] = confidence[0] if call.single else confidence
     if call.auto and detected is not None:
         answer["detectedLanguage"] = detected[0] if call.single else detected
     return answer

@@ -33,6 +33,7 @@ from nmt.serve.limits import KeyCheck, load_keys
 from nmt.serve.metrics import Metrics
 from nmt.serve.router import Router, package_folders
 from nmt.serve.state import ServeState
+from nmt.serve.watch import Watch
 
 log = logging.getLogger("nmt.serve")
 DRAIN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -48,17 +49,18 @@ def load_models(config: ServeConfig) -> list[Model]:
 
 def make_state(config: ServeConfig, models: Sequence[Model]) -> ServeState:
     """The shared state over the loaded models: one engine each (a router by direction), one
-    batcher (its queue shared by the directions), metrics, keys."""
+    batcher (its queue shared by the directions), metrics, keys, the traffic watch."""
     decoders, threads = config.layout()
     engines = [Engine(m, int8=config.int8, threads=threads, decoders=decoders, max_batch=config.max_batch)
                for m in models]
     router = Router(engines)
     metrics = Metrics()
+    watch = Watch(config, router, metrics)
     batcher = Batcher(engines, metrics, max_batch=config.max_batch, max_wait_s=config.max_wait_s,
                       max_queue=config.max_queue, queue_timeout_s=config.queue_timeout_s, decoders=decoders,
-                      max_sentences=config.max_sentences)
+                      max_sentences=config.max_sentences, observe=watch.record)
     keys = KeyCheck(load_keys(config.api_keys, config.req_limit, config.char_limit) if config.api_keys else None)
-    return ServeState(config, router, batcher, metrics, keys)
+    return ServeState(config, router, batcher, metrics, keys, watch)
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -1,5 +1,5 @@
 """What the server's routes share: the config, the packages (`Router`), the batcher, the metrics,
-the keys; readiness and draining; reloading one package or all.
+the keys, the traffic watch; readiness and draining; reloading one package or all.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from nmt.serve.metrics import Metrics
 from nmt.serve.refusals import Refused
 from nmt.serve.router import Router
 from nmt.serve.sentences import Segmented, SentenceSplitter
+from nmt.serve.watch import Watch
 
 log = logging.getLogger("nmt.serve")
 
@@ -35,6 +36,7 @@ class ServeState:
     batcher: Batcher
     metrics: Metrics
     keys: KeyCheck
+    watch: Watch  # what each direction is asked: /metrics, --stats-dir, --sample-inputs
     text_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-text"))
     ready: bool = False
     draining: bool = False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -10,7 +12,7 @@ from nmt.decode.hypotheses import length_penalty
 from nmt.decode import search
 from nmt.decode.backend import TorchBackend, beam_search, greedy
 from nmt.model.transformer import build_model
-from nmt.text.vocab import PAD_ID, SPECIALS, Vocabulary
+from nmt.text.vocab import BOS_ID, EOS_ID, PAD_ID, SPECIALS, Vocabulary
 
 VOCAB = Vocabulary(list(SPECIALS) + [f"w{i}" for i in range(30)])
 
@@ -91,3 +93,43 @@ def test_gnmt_length_penalty() -> None:
     assert length_penalty(1, 0.6) == pytest.approx(1.0)
     assert length_penalty(7, 0.6) == pytest.approx(2.0**0.6)
     assert length_penalty(7, 0.0) == 1.0
+
+
+def _teacher_forced(model, src: torch.Tensor, ids: list[int], ended: bool) -> float:
+    """The model's log-probability of `ids` (then </s> when `ended`) for one source row, in one forward pass."""
+    src = src[None, : int((src != PAD_ID).sum())]
+    tgt = torch.tensor([[BOS_ID] + ids])
+    with torch.no_grad():
+        logp = torch.log_softmax(model(src, tgt).float(), dim=-1)[0]  # (T, V)
+    wanted = ids + [EOS_ID] if ended else ids
+    return float(sum(logp[t, tok] for t, tok in enumerate(wanted)))
+
+
+@pytest.mark.parametrize("kind", ["greedy", "beam"])
+def test_hypotheses_carry_the_models_log_probability(model, kind: str) -> None:
+    """A hypothesis' logprob is the sum the model gives its tokens (teacher-forced, </s> included when
+    it ended in one), and its confidence the geometric mean of those probabilities."""
+    src = sources(2)
+    backend = TorchBackend(model)
+    with torch.no_grad():
+        found = (search.greedy_scored(backend, src.numpy(), max_extra=6) if kind == "greedy"
+                 else [h for hyps in search.beam_search_n(backend, src.numpy(), 3, 3, max_extra=6) for h in hyps[:1]])
+    assert [h.ids for h in found] == (greedy(model, src, max_extra=6) if kind == "greedy"
+                                      else beam_search(model, src, 3, max_extra=6))
+    lengths = (src != PAD_ID).sum(1).tolist()
+    for row, hyp in enumerate(found):
+        ended = hyp.steps == len(hyp.ids) + 1
+        assert ended or len(hyp.ids) == lengths[row] + 6  # cut at the limit: no </s> counted
+        assert hyp.logprob == pytest.approx(_teacher_forced(model, src[row], hyp.ids, ended), abs=1e-3)
+        assert 0.0 < hyp.confidence <= 1.0
+        assert hyp.confidence == pytest.approx(math.exp(hyp.logprob / hyp.steps))
+
+
+def test_every_hypothesis_of_the_n_best_list_is_scored(model) -> None:
+    src = sources(0)
+    with torch.no_grad():
+        nbest = search.beam_search_n(TorchBackend(model), src.numpy(), 3, 4, max_extra=6)
+    for row, hyps in enumerate(nbest):
+        for hyp in hyps:
+            ended = hyp.steps == len(hyp.ids) + 1
+            assert hyp.logprob == pytest.approx(_teacher_forced(model, src[row], hyp.ids, ended), abs=1e-3)

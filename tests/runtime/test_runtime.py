@@ -223,10 +223,11 @@ def test_the_n_best_list_starts_with_the_translation(package: Path, beam_size: i
 
 
 def test_beam_search_n_ranks_by_the_length_penalised_score() -> None:
-    from nmt.decode.hypotheses import Finished
+    from nmt.decode.hypotheses import Finished, Hypothesis
 
     f = Finished(batch=2, beam_size=3, alpha=0.0)
-    f.hyps[0] = [(-2.0, [5]), (-1.0, [6, 7]), (-1.0, [8]), (-3.0, [6, 7])]
+    f.hyps[0] = [(score, Hypothesis(ids, score, len(ids) + 1))
+                 for score, ids in [(-2.0, [5]), (-1.0, [6, 7]), (-1.0, [8]), (-3.0, [6, 7])]]
     assert f.ranked(3) == [[[6, 7], [8], [5]], []]  # ties: the first finished; duplicates once
     assert f.ranked(1)[0][0] == f.best()[0]
 

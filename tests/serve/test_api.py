@@ -61,7 +61,7 @@ def test_auto_source_and_alternatives_answer_as_libretranslate(server: ThreadSer
     offline = OnnxTranslator.from_dir(package, device="cpu", threads=1)
 
     def guarded(texts: list[str], n: int) -> list[list[str]]:  # what the server answers: the n-best, loops last
-        return translate_sentences(offline, texts, n)[0]
+        return [out.texts for out in translate_sentences(offline, texts, n)[0]]
 
     # a sentence the partly trained copy model does not loop on in any of its 3 best (the guard's business)
     text = next(t for t in sentences(60, seed=7) if len(guarded([t], 3)[0]) == 3)
@@ -136,7 +136,7 @@ def test_what_is_queued_is_shared_out_among_the_decoders_waiting_for_work(start,
     hold = server.hold()
     translate = server.state.batcher.translate
 
-    def counted(texts: list[str], n: int = 1, engine=None) -> list[list[str]]:
+    def counted(texts: list[str], n: int = 1, engine=None) -> list:
         taken.append(len(texts))
         return translate(texts, n, engine)
 

@@ -51,12 +51,13 @@ def test_choose_takes_the_next_good_hypothesis_then_greedy_then_a_cut() -> None:
 def test_the_server_answers_short_inputs_without_loops(start, monkeypatch: pytest.MonkeyPatch) -> None:
     """A model whose best hypothesis loops on every input (as small models do on short ones): the
     server's answers do not, and /metrics counts the sentences the guard changed."""
-    real = LineTranslator.translate_n
+    real = LineTranslator.translate_scored
 
     def looping(self, lines, n, first_line=1):  # the best hypothesis five times over, then the beam's own
-        return [[" ".join([hyps[0]] * 5), *hyps] if hyps else hyps for hyps in real(self, lines, n, first_line)]
+        return [line._replace(hyps=[(" ".join([line.hyps[0][0]] * 5), line.hyps[0][1]), *line.hyps]) if line.hyps
+                else line for line in real(self, lines, n, first_line)]
 
-    monkeypatch.setattr(LineTranslator, "translate_n", looping)
+    monkeypatch.setattr(LineTranslator, "translate_scored", looping)
     server: ThreadServer = start()
     answers = post(server.url, json=ask(SHORT)).json()["translatedText"]
     assert len(answers) == len(SHORT) and not any(loops(a, s) for a, s in zip(answers, SHORT))

@@ -172,4 +172,4 @@ def offline(translator: Any, lines: list[str]) -> list[str]:
     through `translate_sentences` (spans kept, the loop guard's choice first)."""
     from nmt.serve.decoding import translate_sentences
 
-    return [hyps[0] for hyps in translate_sentences(translator, list(lines))[0]]
+    return [out.texts[0] for out in translate_sentences(translator, list(lines))[0]]
