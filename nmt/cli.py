@@ -137,6 +137,11 @@ def translate(args: argparse.Namespace) -> None:
     if args.direction is not None and args.direction != direction:
         raise DataError(f"--model {args.model} translates {direction}, not {args.direction}: pick the model of "
                         f"that direction (the general packages: models/general/{args.direction}/onnx)")
+    from nmt.serve.offline import DOCUMENTS
+
+    if args.input is not None and args.input.suffix.lower() in DOCUMENTS:
+        _translate_document(translator, args)
+        return
     if args.input is None:
         lines = split_lines(sys.stdin.buffer.read(), "<stdin>")
     else:
@@ -165,6 +170,21 @@ def translate(args: argparse.Namespace) -> None:
             bar.close()
         if hasattr(translator, "close"):
             translator.close()  # the decoder processes of --workers
+
+
+def _translate_document(translator: LineTranslator, args: argparse.Namespace) -> None:
+    """A .docx, .srt or .html file translated with its formatting (`nmt.serve.offline`), written atomically."""
+    from nmt.files.atomic import atomic_open
+    from nmt.serve.offline import translate_document_file
+
+    if args.output is None or args.output.suffix.lower() != args.input.suffix.lower():
+        raise DataError(f"--input {args.input}: a document; give --output a file of the same kind "
+                        f"(e.g. {args.input.with_stem(args.input.stem + '.translated').name})")
+    data = translate_document_file(translator, args.input.name, args.input.read_bytes(),
+                                   translator.vocabs.direction.split("-")[0])
+    with atomic_open(args.output, "wb", encoding=None) as fh:
+        fh.write(data)
+    log.info("translated %s into %s", args.input, args.output)
 
 
 def serve(args: argparse.Namespace) -> None:
@@ -209,7 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
                         f"for model files {DEFAULT_DECODING.alpha}, the evaluate stage's default, tuned on val)")
     p.add_argument("--direction", help="the direction you expect, e.g. de-en: an error when the model translates "
                                          "another (the model's own is logged either way)")
-    p.add_argument("--input", type=Path, help="input file (default: stdin)")
+    p.add_argument("--input", type=Path, help="input file, one sentence per line (default: stdin); a .docx, .srt, "
+                   ".html or .htm file is translated with its formatting into --output (same kind)")
     p.add_argument("--output", type=Path, help="output file, written atomically; not the input (default: stdout, "
                                               "line by line as translations are made)")
     p.add_argument("--batch-size", type=int, default=64, help="sentences decoded together (default: 64)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nmt.publish.sources import Sources, measured, pct, table
+from nmt.publish.sources import Sources, measured, not_yet, pct, table
 
 NAME = "serve"
 THRESHOLDS = "the issue's acceptance ratios"
@@ -21,7 +21,7 @@ def _ms(value: Any) -> str:
 
 def serve_load(s: Sources) -> str:
     if not (s.bench / f"{NAME}.json").is_file():
-        return _not_yet(NAME, "python bench/serve_load.py")
+        return not_yet(NAME, "python bench/serve_load.py")
     r = s.result(NAME)
     res = r["results"]
     off = res["offline"]
@@ -80,16 +80,11 @@ def serve_load(s: Sources) -> str:
         measured(r, NAME)])
 
 
-def _not_yet(name: str, command: str) -> str:
-    return (f"Not measured on this machine yet: `{command}` writes `bench/results/{name}.json` and `dvc repro "
-            f"publish` renders its table here.\n\nSource: `bench/results/{name}.json` (not written yet).")
-
-
 def serve_mixed(s: Sources) -> str:
     """Both directions in one server under mixed traffic, and one server per direction beside it."""
     name = "serve_mixed"
     if not (s.bench / f"{name}.json").is_file():
-        return _not_yet(name, "python bench/serve_mixed.py")
+        return not_yet(name, "python bench/serve_mixed.py")
     r = s.result(name)
     res, c = r["results"], r["results"]["criteria"]
     off = ", ".join(f"{d} {o['batch32_random_sentences_per_s']:.1f} sentences/s (beam {o['beam_size']})"
@@ -130,7 +125,7 @@ def confidence(s: Sources) -> str:
     """How the per-translation confidence relates to sentence-level chrF on a dev set."""
     name = "confidence"
     if not (s.bench / f"{name}.json").is_file():
-        return _not_yet(name, "python bench/confidence.py")
+        return not_yet(name, "python bench/confidence.py")
     r = s.result(name)
     parts = []
     for d in r["results"]["directions"]:

@@ -59,3 +59,9 @@ def measured(result: dict[str, Any], name: str) -> str:
     return (f"Source: `bench/results/{name}.json`, measured {result['date'][:10]} on {cpu['model']} "
             f"({family}{cpu['cores']} cores{', ' + ', '.join(cpu['flags'][-3:]) if cpu['flags'] else ''}) with "
             f"`{result['command']}` (best of {result['repeats']}).")
+
+
+def not_yet(name: str, command: str) -> str:
+    """A bench block before its first run: the command that writes its source, and no figure."""
+    return (f"Not measured on this machine yet: `{command}` writes `bench/results/{name}.json` and `dvc repro "
+            f"publish` renders its table here.\n\nSource: `bench/results/{name}.json` (not written yet).")

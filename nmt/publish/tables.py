@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nmt.publish import benches, corpora, general, reports, serving
+from nmt.publish import benches, corpora, general, markup, reports, serving
 from nmt.publish.sources import Sources
 
 BLOCKS: dict[str, Callable[[Sources], str]] = {
@@ -30,6 +30,8 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "serve-load": serving.serve_load,
     "serve-mixed": serving.serve_mixed,
     "confidence": serving.confidence,
+    "markup": markup.markup,
+    "terminology": markup.terminology,
     "langid": corpora.langid,
     "clean-scale": corpora.clean_scale,
     "moses-proxy": corpora.moses_proxy,

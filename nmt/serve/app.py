@@ -30,35 +30,29 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from nmt.errors import NmtError
-from nmt.serve.batcher import Job
-from nmt.serve.decoding import Output
 from nmt.serve.engine import Engine, ReloadBusy
+from nmt.serve.files import download_file, translate_file
+from nmt.serve.glossary import GlossaryError, for_request
 from nmt.serve.limits import check_admin
+from nmt.serve.markup import parse_html
 from nmt.serve.metrics import Timing
 from nmt.serve.page import PAGE
 from nmt.serve.protocol import HttpError, api_key, fields, parse_texts, parse_translate, read_body, translate_answer
 from nmt.serve.refusals import BatchFailed, Draining, QueueFull, Refused, Stale, TooManySentences
 from nmt.serve.router import Detected
-from nmt.serve.sentences import Segmented
 from nmt.serve.state import ServeState
+from nmt.serve.translating import translate_html, translate_texts
 
 log = logging.getLogger("nmt.serve")
 GENERATION = "X-Nmt-Model-Generation"  # response header: the generation of the model that translated
 ROUTES = ("/", "/translate", "/detect", "/languages", "/health", "/livez", "/readyz", "/v1/model", "/metrics",
-          "/admin/reload")
+          "/admin/reload", "/translate_file")
 
 
 def _state(request: Request) -> ServeState:
     return request.app.state.serve
 
 
-async def _client_gone(request: Request) -> None:
-    """Returns when the client disconnects (the body has been read: only a disconnect can come)."""
-    while (await request.receive())["type"] != "http.disconnect":
-        pass
-
-
-# how each refusal of the batcher is answered: status and the reason counted in /metrics
 REFUSALS: dict[type[Refused], tuple[int, str]] = {QueueFull: (503, "queue_full"), Draining: (503, "draining"),
                                                   Stale: (503, "queue_timeout"), BatchFailed: (500, "batch_failed"),
                                                   TooManySentences: (413, "too_many_sentences")}
@@ -67,41 +61,6 @@ REFUSALS: dict[type[Refused], tuple[int, str]] = {QueueFull: (503, "queue_full")
 def as_http(error: Refused) -> HttpError:
     status, reason = REFUSALS[type(error)]
     return HttpError(status, error.message, reason, retry_after=error.retry_after)
-
-
-async def _wait(request: Request, job: Job, timeout_s: float) -> list[Output]:
-    gone = asyncio.ensure_future(_client_gone(request))
-    try:
-        done, _ = await asyncio.wait({job.future, gone}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        gone.cancel()
-    if job.future.done():
-        return job.future.result()  # the translations, or the HttpError of its batch
-    job.close()  # its sentences still queued are dropped before decoding
-    if gone in done:
-        raise HttpError(499, "the client closed the connection", "disconnected")
-    raise HttpError(504, f"not translated within --request-timeout ({timeout_s:g} s); the server is busy: retry "
-                         "later, or send fewer texts per request", "request_timeout")
-
-
-def alternative_texts(seg: Segmented, hyps: list[list[str]], wanted: int) -> list[str]:
-    """Up to `wanted` other translations of a text: the j-th takes each sentence's j-th hypothesis
-    (its best where it has fewer), as LibreTranslate combines a text's alternatives; only texts
-    that differ from the translation and from each other."""
-    best = seg.join([h[0] for h in hyps])
-    out: list[str] = []
-    for j in range(1, 1 + max((len(h) for h in hyps), default=1)):
-        text = seg.join([h[j] if j < len(h) else h[0] for h in hyps])
-        if text != best and text not in out:
-            out.append(text)
-    return out[:wanted]
-
-
-def text_confidence(outputs: list[Output]) -> float | None:
-    """A text's confidence: its weakest sentence's (rounded to 4 places); None for a text without
-    sentences or from an engine that keeps no scores."""
-    known = [o.confidence for o in outputs if not math.isnan(o.confidence)]
-    return round(min(known), 4) if known and len(known) == len(outputs) else None
 
 
 def _detected(d: Detected, engine: Engine) -> dict[str, Any]:
@@ -118,41 +77,29 @@ async def translate(request: Request) -> Response:
     call = parse_translate(await fields(request, body), cfg.max_texts, cfg.max_chars)
     state.keys.check(call.api_key, call.chars, time.monotonic())
     loop = asyncio.get_running_loop()
+    docs = await loop.run_in_executor(state.text_pool, lambda: [parse_html(t) for t in call.texts]) if call.html else []
+    plain = [" ".join(doc.units) for doc in docs] if call.html else call.texts  # what detection reads
     detected: list[dict[str, Any]] | None = None
     found: list[Detected] | None = None  # with auto, each text's language
     if call.auto:
-        found = await loop.run_in_executor(state.text_pool, lambda: [router.detect(t) for t in call.texts])
+        found = await loop.run_in_executor(state.text_pool, lambda: [router.detect(t) for t in plain])
         engines = router.route_auto(found, call.target)
         detected = [_detected(d, e) for d, e in zip(found, engines)]
     else:
         engines = [router.route(call.source, call.target)] * len(call.texts)
-    state.batcher.check_room(sum(1 for t in call.texts if t.strip()))  # a text has a sentence at least
-    segmented = await loop.run_in_executor(state.text_pool, state.split, call.texts,
-                                           [e.current.languages[0] for e in engines])
-    routes = [e for seg, e in zip(segmented, engines) for _ in seg.sentences]
-    job = state.batcher.submit([s for seg in segmented for s in seg.sentences], n=1 + call.alternatives, engines=routes)
-    aside = state.watch.aside(state.text_pool, call.texts, engines, found)  # languages counted, inputs sampled
-    state.in_flight += 1
-    state.jobs.add(job)
-    state.metrics.in_flight.set(state.in_flight)
     try:
-        translated = await _wait(request, job, cfg.request_timeout_s)
-    finally:
-        state.in_flight -= 1
-        state.jobs.discard(job)
-        state.metrics.in_flight.set(state.in_flight)
-    if aside is not None:
-        await aside  # done on the text thread while the sentences were decoded
-    texts, alternatives, confidence, start = [], [], [], 0
-    for seg in segmented:
-        outputs = translated[start:start + len(seg.parts) // 2]  # per sentence
-        start += len(outputs)
-        hyps = [o.texts for o in outputs]  # per sentence, best first
-        texts.append(seg.join([h[0] for h in hyps]))
-        alternatives.append(alternative_texts(seg, hyps, call.alternatives))
-        confidence.append(text_confidence(outputs))
-    answer = translate_answer(call, texts, alternatives, detected, confidence)
-    return JSONResponse(answer, headers={GENERATION: str(job.generation)})
+        terms = {d: for_request(state.glossaries.get(d), call.glossary, call.keep)
+                 for d in {e.current.direction for e in engines}}
+    except GlossaryError as exc:
+        raise HttpError(400, f"Invalid request: {exc}", "bad_request") from None
+    glossaries = [terms[e.current.direction] for e in engines]
+    if call.html:
+        done = await translate_html(request, state, docs, engines, call.alternatives, found, glossaries=glossaries)
+    else:
+        done = await translate_texts(request, state, call.texts, engines, call.alternatives, found,
+                                     glossaries=glossaries)
+    answer = translate_answer(call, done.texts, done.alternatives, detected, done.confidence)
+    return JSONResponse(answer, headers={GENERATION: str(done.generation)})
 
 
 async def detect(request: Request) -> Response:
@@ -273,6 +220,8 @@ def build_app(state: ServeState) -> Starlette:
         Route("/v1/model", model_card),
         Route("/metrics", metrics),
         Route("/admin/reload", reload, methods=["POST"]),
+        Route("/translate_file", translate_file, methods=["POST"]),
+        Route("/download_file/{name}", download_file),
     ]
     middleware = [Middleware(Timing, metrics=state.metrics, routes=ROUTES, access_log=cfg.access_log)]
     if cfg.cors_origins:

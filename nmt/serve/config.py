@@ -111,6 +111,16 @@ class ServeConfig:
     sample_max_mb: float = knob(10.0, "most megabytes the sampled texts take; the oldest days go first, then new "
                                       "samples are dropped")
     sample_max_days: float = knob(7.0, "sampled texts' files last written longer ago than this are deleted, days")
+    # /translate_file: the largest upload, and where translated files wait for /download_file
+    max_file_bytes: int = knob(10 * 2**20, "bytes in one file sent to /translate_file; more: 413")
+    files_dir: Path | None = knob(None, "folder of the translated files /download_file serves (names nobody can "
+                                        "guess); unset: a fresh temporary folder")
+    files_keep_minutes: float = knob(60.0, "a translated file can be downloaded for this long, minutes")
+    files_max: int = knob(100, "translated files kept at most; the oldest are deleted first")
+    # glossaries, one TSV file per direction ("source term<TAB>target term[<TAB>more forms]"; nmt/serve/glossary.py)
+    glossary: tuple[str, ...] = knob((), "glossary TSV file of a direction, named DIRECTION.tsv or DIRECTION:FILE "
+                                          "(e.g. de-en:terms.tsv); repeat it for more directions; its target terms "
+                                          "appear whenever their source terms are in a text")
 
     def __post_init__(self) -> None:
         if isinstance(self.model, (str, Path)):  # one folder given as such (the library's callers)
@@ -128,6 +138,9 @@ class ServeConfig:
         need(self.max_queue >= self.max_batch, "max_queue", f"must be >= --max-batch ({self.max_batch})")
         need(self.max_sentences >= 1, "max_sentences", "must be >= 1 (a larger value than --max-queue counts as it)")
         need(self.max_connections >= 1, "max_connections", "must be >= 1")
+        need(self.max_file_bytes >= 1, "max_file_bytes", "must be >= 1")
+        need(self.files_keep_minutes > 0, "files_keep_minutes", "must be > 0")
+        need(self.files_max >= 1, "files_max", "must be >= 1")
         for option in ("queue_timeout_s", "request_timeout_s", "drain_timeout_s", "body_timeout_s"):
             need(getattr(self, option) > 0, option, "must be > 0 seconds")
         for option in ("max_texts", "max_chars", "max_body_bytes"):
@@ -175,12 +188,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if f.default is False:
             parser.add_argument(flag, dest=f.name, action="store_true", help=help_)
             continue
-        if f.name == "model":
-            parser.add_argument(flag, dest=f.name, type=Path, action="append", metavar="DIR",
-                                help=help_)
+        if f.name in ("model", "glossary"):
+            parser.add_argument(flag, dest=f.name, type=Path if f.name == "model" else str, action="append",
+                                metavar="DIR" if f.name == "model" else "FILE", help=help_)
             continue
         kind = {"model": Path, "api_keys": Path, "admin_token": str, "cors_origins": str, "stats_dir": Path,
-                "sample_dir": Path}.get(f.name, type(f.default))
+                "sample_dir": Path, "files_dir": Path}.get(f.name, type(f.default))
         parser.add_argument(flag, dest=f.name, type=kind, default="" if f.name == "cors_origins" else f.default,
                             metavar=flag[2:].upper().replace("-", "_"), help=help_)
 
@@ -190,5 +203,6 @@ def from_args(args: argparse.Namespace) -> ServeConfig:
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(ServeConfig)}
     given["cors_origins"] = tuple(o.strip() for o in given["cors_origins"].split(",") if o.strip())
     given["model"] = tuple(given["model"] or ServeConfig.model)
+    given["glossary"] = tuple(given["glossary"] or ())
     given["admin_token"] = given["admin_token"] or os.environ.get(ADMIN_TOKEN_ENV) or None
     return ServeConfig(**given)

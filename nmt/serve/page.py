@@ -1,5 +1,6 @@
-"""The demo page at `GET /`: type German, read English, see the latency. Self-contained: the
-styles and script are inline and it loads nothing from anywhere but this server."""
+"""The demo page at `GET /`: type German, read English, see the latency; the text as HTML (its
+markup kept), or a file (.txt, .html, .srt, .docx) translated into a download link. Self-contained:
+the styles and script are inline and it loads nothing from anywhere but this server."""
 
 from __future__ import annotations
 
@@ -30,10 +31,16 @@ PAGE = """<!doctype html>
 </div>
 <div class="bar">
   <button id="translate" type="button">Translate</button>
+  <label><input id="html" type="checkbox"> HTML</label>
   <label>api key <input id="key" type="password" autocomplete="off" size="18"></label>
   <span id="status" role="status"></span>
 </div>
-<small>POST /translate, as LibreTranslate's API; <a href="/v1/model">model card</a>, <a href="/metrics">metrics</a>.</small>
+<div class="bar">
+  <label>File <input id="file" type="file" accept=".txt,.html,.htm,.srt,.docx"></label>
+  <button id="upload" type="button">Translate file</button>
+  <a id="download" hidden></a>
+</div>
+<small>POST /translate and /translate_file, as LibreTranslate's API; <a href="/v1/model">model card</a>, <a href="/metrics">metrics</a>.</small>
 <script>
 "use strict";
 const $ = (id) => document.getElementById(id);
@@ -51,7 +58,7 @@ async function translate() {
   status.className = "";
   status.textContent = "translating...";
   $("translate").disabled = true;
-  const body = {q: $("source").value, source: source, target: target, format: "text"};
+  const body = {q: $("source").value, source: source, target: target, format: $("html").checked ? "html" : "text"};
   if ($("key").value) body.api_key = $("key").value;
   const started = performance.now();
   try {
@@ -70,7 +77,36 @@ async function translate() {
     $("translate").disabled = false;
   }
 }
+async function upload() {
+  const status = $("status"), file = $("file").files[0];
+  status.className = "";
+  if (!file) { status.textContent = "choose a file first"; return; }
+  status.textContent = "translating " + file.name + "...";
+  $("upload").disabled = true;
+  const form = new FormData();
+  form.append("file", file);
+  form.append("source", source);
+  form.append("target", target);
+  if ($("key").value) form.append("api_key", $("key").value);
+  const started = performance.now();
+  try {
+    const r = await fetch("/translate_file", {method: "POST", body: form});
+    const answer = await r.json();
+    if (!r.ok) throw new Error((answer.error || r.statusText) + " (HTTP " + r.status + ")");
+    const link = $("download");
+    link.href = answer.translatedFileUrl;
+    link.textContent = "download " + file.name;
+    link.hidden = false;
+    status.textContent = Math.round(performance.now() - started) + " ms";
+  } catch (err) {
+    status.className = "error";
+    status.textContent = String(err.message || err);
+  } finally {
+    $("upload").disabled = false;
+  }
+}
 $("translate").addEventListener("click", translate);
+$("upload").addEventListener("click", upload);
 $("source").addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) translate(); });
 </script>
 </body>

@@ -47,6 +47,9 @@ class TranslateCall:
     target: str
     api_key: str | None
     confidence: bool = False  # answer with each translation's confidence too
+    html: bool = False  # format html: the texts are HTML, translated with their markup kept
+    glossary: dict[str, Any] | None = None  # this request's terms, {"source term": "target" or [forms]}
+    keep: list[str] | None = None  # do_not_translate: spans that come back as written
 
     @property
     def chars(self) -> int:
@@ -163,15 +166,43 @@ def parse_translate(data: dict[str, Any], max_texts: int, max_chars: int) -> Tra
     texts, single = parse_texts(data, max_texts, max_chars)
     source, target = _text(data["source"], "source").lower(), _text(data["target"], "target").lower()
     fmt = data.get("format") or "text"
-    if fmt != "text":
-        raise HttpError(400, f"format {fmt!r} is not supported; send plain text (format: text)", "bad_request")
+    if fmt not in ("text", "html"):
+        raise HttpError(400, f"format {fmt!r} is not supported; send format text (the default) or html",
+                        "bad_request")
     try:
         alternatives = int(data.get("alternatives") or 0)
     except (TypeError, ValueError):
         raise HttpError(400, "Invalid request: alternatives must be a whole number", "bad_request") from None
     if not 0 <= alternatives <= 3:
         raise HttpError(400, "Invalid request: alternatives must be 0 to 3", "bad_request")
-    return TranslateCall(texts, single, alternatives, source, target, api_key(data), _flag(data, "confidence"))
+    return TranslateCall(texts, single, alternatives, source, target, api_key(data), _flag(data, "confidence"),
+                         fmt == "html", _glossary(data.get("glossary")), _keep(data.get("do_not_translate")))
+
+
+def _glossary(value: Any) -> dict[str, Any] | None:
+    """The optional `glossary`: a JSON object (a JSON string in a form); its terms are checked by
+    `nmt.serve.glossary.Glossary.from_mapping`."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = None
+    if not isinstance(value, dict):
+        raise HttpError(400, 'Invalid request: glossary must be an object {"source term": "target term"} (a JSON '
+                             "string of one in a form)", "bad_request")
+    return value
+
+
+def _keep(value: Any) -> list[str] | None:
+    """The optional `do_not_translate`: a list of strings (a form may repeat the field)."""
+    if value is None or value == "" or value == []:
+        return None
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list) or not all(isinstance(v, str) and v.strip() for v in values):
+        raise HttpError(400, "Invalid request: do_not_translate must be a list of non-empty strings", "bad_request")
+    return values
 
 
 def _flag(data: dict[str, Any], name: str) -> bool:

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import signal
 import socket
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from types import FrameType
 
 import uvicorn
@@ -29,6 +31,8 @@ from nmt.serve.batcher import Batcher
 from nmt.serve.refusals import Draining
 from nmt.serve.config import ServeConfig
 from nmt.serve.engine import Engine, Model, load_model
+from nmt.serve.filestore import FileStore
+from nmt.serve.glossary import Glossary
 from nmt.serve.limits import KeyCheck, load_keys
 from nmt.serve.metrics import Metrics
 from nmt.serve.router import Router, package_folders
@@ -60,7 +64,31 @@ def make_state(config: ServeConfig, models: Sequence[Model]) -> ServeState:
                       max_queue=config.max_queue, queue_timeout_s=config.queue_timeout_s, decoders=decoders,
                       max_sentences=config.max_sentences, observe=watch.record)
     keys = KeyCheck(load_keys(config.api_keys, config.req_limit, config.char_limit) if config.api_keys else None)
-    return ServeState(config, router, batcher, metrics, keys, watch)
+    files = FileStore(config.files_dir, config.files_keep_minutes * 60, config.files_max)
+    return ServeState(config, router, batcher, metrics, keys, watch, files, load_glossaries(config.glossary, router))
+
+
+DIRECTION = re.compile(r"[a-z]{2,3}-[a-z]{2,3}")
+
+
+def load_glossaries(specs: Sequence[str], router: Router) -> dict[str, Glossary]:
+    """`--glossary DIRECTION:FILE` (or a file named DIRECTION.tsv), read and checked: one per
+    direction, each a direction the server has a package for."""
+    out: dict[str, Glossary] = {}
+    for spec in specs:
+        head, sep, rest = spec.partition(":")
+        direction, path = (head, Path(rest)) if sep and DIRECTION.fullmatch(head) else (Path(spec).stem, Path(spec))
+        if not DIRECTION.fullmatch(direction):
+            raise DataError(f"--glossary {spec}: which direction? name it DIRECTION:FILE (e.g. de-en:{spec}) or "
+                            "name the file DIRECTION.tsv")
+        if direction not in router.engines:
+            raise DataError(f"--glossary {spec}: no package translates {direction}; the server has "
+                            f"{', '.join(sorted(router.engines))}")
+        if direction in out:
+            raise DataError(f"--glossary {spec}: a second glossary for {direction}; merge them into one file")
+        out[direction] = Glossary.read(path)
+        log.info("glossary %s: %d terms for %s", path, len(out[direction]), direction)
+    return out
 
 
 def bind(host: str, port: int) -> socket.socket:

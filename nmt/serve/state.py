@@ -17,6 +17,8 @@ from nmt.serve.batcher import Batcher, Job
 from nmt.serve.config import ServeConfig
 from nmt.serve.engine import ReloadBusy
 from nmt.serve.limits import KeyCheck
+from nmt.serve.filestore import FileStore
+from nmt.serve.glossary import Glossary
 from nmt.serve.metrics import Metrics
 from nmt.serve.refusals import Refused
 from nmt.serve.router import Router
@@ -37,6 +39,8 @@ class ServeState:
     metrics: Metrics
     keys: KeyCheck
     watch: Watch  # what each direction is asked: /metrics, --stats-dir, --sample-inputs
+    files: FileStore  # translated files waiting for /download_file
+    glossaries: dict[str, Glossary] = field(default_factory=dict)  # --glossary, by direction
     text_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-text"))
     ready: bool = False
     draining: bool = False

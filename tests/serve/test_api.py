@@ -81,7 +81,7 @@ def test_auto_source_and_alternatives_answer_as_libretranslate(server: ThreadSer
 
 
 def test_a_texts_alternatives_combine_its_sentences_hypotheses() -> None:
-    from nmt.serve.app import alternative_texts
+    from nmt.serve.translating import alternative_texts
     from nmt.serve.sentences import Segmented
 
     seg = Segmented(("", "A.", " ", "B.", "\n"))
@@ -157,7 +157,7 @@ def test_what_is_queued_is_shared_out_among_the_decoders_waiting_for_work(start,
     ({"q": "s1", "source": "de"}, "missing target parameter"),
     (ask("s1", source="fr"), "fr is not supported"),
     (ask("s1", target="de"), "de is not supported as a target"),
-    (ask("s1", format="html"), "format 'html' is not supported"),
+    (ask("s1", format="xml"), "format 'xml' is not supported"),
     (ask([1, 2]), "every element of q must be a string"),
     (ask([]), "q is an empty list"),
     (ask("s1", alternatives="many"), "alternatives must be a whole number"),

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from nmt.runtime.translator import OnnxTranslator
-from nmt.serve.app import text_confidence
+from nmt.serve.translating import text_confidence
 from nmt.serve.decoding import Output, translate_sentences
 from support.onnx import sentences
 from support.serve import ThreadServer, ask, config, post

@@ -43,3 +43,36 @@ def test_type_click_read_the_translation_and_screenshot(package: Path, browser: 
     assert output == "\n".join(want) and status.endswith(" ms")
     assert all(url.startswith(server.url) for url in requested), requested  # no CDN, nothing from elsewhere
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 2000
+
+
+def test_html_mode_and_a_file_upload(package: Path, browser: Browser, tmp_path: Path) -> None:
+    """The page's HTML box sends format html (the markup comes back); a file chosen in the page is
+    sent to /translate_file and its download link appears, serving the translated file."""
+    import httpx
+
+    from nmt.serve.markup import parse_html
+
+    server = ThreadServer(config(package))
+    upload = tmp_path / "note.txt"
+    upload.write_text("s1 s2 s3\n", encoding="utf-8")
+    try:
+        page = browser.page
+        page.goto(server.url + "/")
+        page.wait_for("document.getElementById('pair').textContent")
+        page.type("#source", "<p>s1 <b>s2</b> s3</p>")
+        page.click("#html")
+        page.click("#translate")
+        page.wait_for("(t => /^\\d+ ms$/.test(t) && t)(document.getElementById('status').textContent)")
+        html = page.evaluate("document.getElementById('output').textContent")
+        root = page.call("DOM.getDocument")["root"]["nodeId"]
+        node = page.call("DOM.querySelector", nodeId=root, selector="#file")["nodeId"]
+        page.call("DOM.setFileInputFiles", files=[str(upload)], nodeId=node)
+        page.click("#upload")
+        href = page.wait_for("(a => !a.hidden && a.href)(document.getElementById('download'))")
+        downloaded = httpx.get(href, timeout=30).text
+    finally:
+        server.close()
+    translator = OnnxTranslator.from_dir(package, device="cpu", threads=1)
+    doc = parse_html("<p>s1 <b>s2</b> s3</p>")
+    assert html == doc.rebuild(offline(translator, doc.units)) and "<b>" in html
+    assert href.startswith(server.url + "/download_file/") and downloaded == offline(translator, ["s1 s2 s3"])[0] + "\n"

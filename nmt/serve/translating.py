@@ -1,0 +1,158 @@
+"""A request's texts through the server, whatever their form: `translate_texts` and `translate_html`.
+
+The path every translate route shares (plain text, `format: html`, `/translate_file`): the texts
+are cut into sentences on a text thread (their layout kept: `nmt.serve.sentences`), the sentences
+queued as one job for the batcher (each to its text's package), the request waits for them
+(`--request-timeout`; a client that goes away drops its queued sentences), and the translations
+are put back into each text's layout with their alternatives and confidence. HTML is translated
+unit by unit (`nmt.serve.markup`: a unit is a block's text with its inline tags as placeholders),
+and each document rebuilt around the units' translations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from starlette.requests import Request
+
+from nmt.serve.batcher import Job
+from nmt.serve.decoding import Output
+from nmt.serve.engine import Engine
+from nmt.serve.glossary import Glossary, TermMasked, mask_terms
+from nmt.serve.markup import HtmlDocument
+from nmt.serve.protocol import HttpError
+from nmt.serve.router import Detected
+from nmt.serve.sentences import Segmented
+from nmt.serve.state import ServeState
+
+
+@dataclass(frozen=True)
+class Texts:
+    """The answer for a list of texts."""
+
+    texts: list[str]  # per text, its translation
+    alternatives: list[list[str]]  # per text, other translations (from the n-best lists)
+    confidence: list[float | None]  # per text, its weakest sentence's confidence (None: unknown)
+    generation: int  # the newest model generation that decoded any of the sentences
+
+
+async def _client_gone(request: Request) -> None:
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def wait(request: Request, job: Job, timeout_s: float) -> list[Output]:
+    """The job's outputs; 499 when the client went away first, 504 after `timeout_s`."""
+    gone = asyncio.ensure_future(_client_gone(request))
+    try:
+        done, _ = await asyncio.wait({job.future, gone}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+    if job.future.done():
+        return job.future.result()  # the translations, or the HttpError of its batch
+    job.close()  # its sentences still queued are dropped before decoding
+    if gone in done:
+        raise HttpError(499, "the client closed the connection", "disconnected")
+    raise HttpError(504, f"not translated within --request-timeout ({timeout_s:g} s); the server is busy: retry "
+                         "later, or send fewer texts per request", "request_timeout")
+
+
+def alternative_texts(seg: Segmented, hyps: list[list[str]], wanted: int) -> list[str]:
+    """Up to `wanted` other translations of a text: the j-th takes each sentence's j-th hypothesis
+    (its best where it has fewer), as LibreTranslate combines a text's alternatives; only texts
+    that differ from the translation and from each other."""
+    best = seg.join([h[0] for h in hyps])
+    out: list[str] = []
+    for j in range(1, 1 + max((len(h) for h in hyps), default=1)):
+        text = seg.join([h[j] if j < len(h) else h[0] for h in hyps])
+        if text != best and text not in out:
+            out.append(text)
+    return out[:wanted]
+
+
+def text_confidence(outputs: Sequence[Output]) -> float | None:
+    """A text's confidence: its weakest sentence's (rounded to 4 places); None for a text without
+    sentences or from an engine that keeps no scores."""
+    known = [o.confidence for o in outputs if not math.isnan(o.confidence)]
+    return round(min(known), 4) if known and len(known) == len(outputs) else None
+
+
+async def translate_texts(request: Request, state: ServeState, texts: list[str], engines: list[Engine],
+                          alternatives: int = 0, found: list[Detected] | None = None,
+                          chunked: bool = False, watched: bool = True,
+                          glossaries: Sequence[Glossary | None] | None = None) -> Texts:
+    """Translate `texts[i]` with `engines[i]`. A request is admitted whole or refused (`--max-sentences`:
+    413; a full queue: 503); `chunked` (a file) queues its sentences `--max-sentences` at a time instead,
+    each part waiting for the one before. `watched`: the texts are what the traffic counts see
+    (`found`: their detected languages with `source: auto`), else the caller shows them its own.
+    `glossaries[i]`: text i's terminology, swapped in by placeholder (`nmt.serve.glossary`)."""
+    cfg, loop = state.config, asyncio.get_running_loop()
+    state.batcher.check_room(min(cfg.max_sentences, sum(1 for t in texts if t.strip())))  # a text: a sentence
+    segmented = await loop.run_in_executor(state.text_pool, state.split, texts,
+                                           [e.current.languages[0] for e in engines])
+    sentences = [s for seg in segmented for s in seg.sentences]
+    terms = [g for seg, g in zip(segmented, glossaries or [None] * len(texts)) for _ in seg.sentences]
+    masks = [mask_terms(s, g) if g is not None else None for s, g in zip(sentences, terms)]
+    masks = [m if isinstance(m, TermMasked) else None for m in masks]  # only sentences with a term or span to keep
+    sentences = [s if m is None else m.text for s, m in zip(sentences, masks)]
+    routes = [e for seg, e in zip(segmented, engines) for _ in seg.sentences]
+    size = cfg.max_sentences if chunked else max(1, len(sentences))
+    aside = state.watch.aside(state.text_pool, texts, engines, found) if watched else None  # languages, samples
+    translated: list[Output] = []
+    generation = 0
+    for start in range(0, max(1, len(sentences)), size):
+        job = state.batcher.submit(sentences[start:start + size], n=1 + alternatives, engines=routes[start:start + size])
+        state.in_flight += 1
+        state.jobs.add(job)
+        state.metrics.in_flight.set(state.in_flight)
+        try:
+            translated += await wait(request, job, cfg.request_timeout_s)
+        finally:
+            state.in_flight -= 1
+            state.jobs.discard(job)
+            state.metrics.in_flight.set(state.in_flight)
+        generation = max(generation, job.generation)
+    if aside is not None:
+        await aside  # done on the text thread while the sentences were decoded
+    translated = [o if m is None else replace(o, texts=[m.restore(t) for t in o.texts]) for o, m in zip(translated, masks)]
+    out, alts, confidence, start = [], [], [], 0
+    for seg in segmented:
+        outputs = translated[start:start + len(seg.parts) // 2]  # per sentence
+        start += len(outputs)
+        hyps = [o.texts for o in outputs]  # per sentence, best first
+        out.append(seg.join([h[0] for h in hyps]))
+        alts.append(alternative_texts(seg, hyps, alternatives))
+        confidence.append(text_confidence(outputs))
+    return Texts(out, alts, confidence, generation)
+
+
+async def translate_html(request: Request, state: ServeState, docs: list[HtmlDocument], engines: list[Engine],
+                         alternatives: int = 0, found: list[Detected] | None = None, chunked: bool = False,
+                         glossaries: Sequence[Glossary | None] | None = None) -> Texts:
+    """Translate each HTML document's units (one list for the batcher) and rebuild the documents: the
+    j-th alternative of a document takes each unit's j-th alternative (its translation where it has fewer)."""
+    units = [u for doc in docs for u in doc.units]
+    aside = state.watch.aside(state.text_pool, [" ".join(doc.units) for doc in docs], engines, found)
+    done = await translate_texts(request, state, units, [e for doc, e in zip(docs, engines) for _ in doc.units],
+                                 alternatives, chunked=chunked, watched=False,
+                                 glossaries=None if glossaries is None else
+                                 [g for doc, g in zip(docs, glossaries) for _ in doc.units])
+    if aside is not None:
+        await aside
+    texts, alts, confidence, start = [], [], [], 0
+    for doc in docs:
+        mine = slice(start, start + len(doc.units))
+        start = mine.stop
+        best, others = done.texts[mine], done.alternatives[mine]
+        texts.append(doc.rebuild(best))
+        versions = [doc.rebuild([a[j] if j < len(a) else b for a, b in zip(others, best)])
+                    for j in range(alternatives)]
+        alts.append(list(dict.fromkeys(v for v in versions if v != texts[-1])))
+        scores = done.confidence[mine]
+        confidence.append(min(scores) if scores and None not in scores else None)  # type: ignore[type-var]
+    return Texts(texts, alts, confidence, done.generation)

@@ -1,0 +1,138 @@
+"""Issue 42 as people use it, against a real server on the test package: `format: html`,
+`/translate_file` and `/download_file` (.txt, .srt, .docx; 413, 415, 404, keys), glossaries and
+do-not-translate spans (a file per direction and per request), and `nmt translate` on a .docx."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import docx
+import httpx
+import pytest
+
+from nmt.runtime.translator import OnnxTranslator
+from nmt.serve.markup import parse_html
+from support.onnx import sentences
+from support.serve import ThreadServer, ask, config, offline, post
+
+pytestmark = pytest.mark.network
+
+TIMING = "00:00:01,000 --> 00:00:02,500"
+
+
+@pytest.fixture(scope="module")
+def translator(package: Path) -> OnnxTranslator:
+    return OnnxTranslator.from_dir(package, device="cpu", threads=1)
+
+
+@pytest.fixture(scope="module")
+def server(package: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadServer]:
+    folder = tmp_path_factory.mktemp("glossary")
+    (folder / "de-en.tsv").write_text("# term\ttranslation\ns3 s4\tZIELWORT\n", encoding="utf-8")
+    s = ThreadServer(config(package, max_wait_ms=20, glossary=(str(folder / "de-en.tsv"),), max_file_bytes=20000,
+                            files_dir=tmp_path_factory.mktemp("files")))
+    yield s
+    s.close()
+
+
+def tags(html: str) -> list[str]:
+    return re.findall(r"<[^>]+>", html)
+
+
+def test_html_keeps_its_markup_and_translates_across_inline_tags(server: ThreadServer, translator) -> None:
+    html = ('<p class="x">s1 s2 <b>s5</b> s6 s7</p>\n<!-- note -->\n<ul><li>s8 <i>s9 s1</i></li></ul>'
+            '<script>var s1 = "s2";</script><p translate="no">s3 s3</p>')
+    answer = post(server.url, json=ask(html, format="html")).json()["translatedText"]
+    assert tags(answer) == tags(html)  # every tag, attribute and comment as written, in order
+    assert '<script>var s1 = "s2";</script>' in answer and '<p translate="no">s3 s3</p>' in answer
+    doc = parse_html(html)
+    assert len(doc.units) == 2 and "s5" in doc.units[0]  # the inline <b> inside its sentence's unit
+    assert answer == doc.rebuild(offline(translator, doc.units))  # the server's path, unit by unit
+
+
+def test_translate_file_answers_a_url_and_the_download_keeps_the_format(server: ThreadServer, translator) -> None:
+    srt = f"1\n{TIMING}\ns1 s2 s3\n\n2\n00:00:03,000 --> 00:00:04,000\n<i>s5 s6</i>\n"
+    r = post(server.url, path="/translate_file", data={"source": "de", "target": "en"},
+             files={"file": ("talk.srt", srt.encode(), "application/x-subrip")})
+    assert r.status_code == 200, r.text
+    url = r.json()["translatedFileUrl"]
+    assert re.fullmatch(rf"{re.escape(server.url)}/download_file/[A-Za-z0-9_-]{{32}}\.talk\.srt", url)
+    got = httpx.get(url, timeout=30)
+    assert got.status_code == 200 and 'filename="talk.srt"' in got.headers["content-disposition"]
+    lines = got.text.split("\n")
+    assert lines[:2] == ["1", TIMING] and lines[5] == "00:00:03,000 --> 00:00:04,000"  # timings untouched
+    assert lines[2] == offline(translator, ["s1 s2 s3"])[0] and lines[6].startswith("<i>")
+
+    document = docx.Document()
+    paragraph = document.add_paragraph("s1 s2 ")
+    paragraph.add_run("s5").bold = True
+    paragraph.add_run(" s6")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    r = post(server.url, path="/translate_file", data={"source": "de", "target": "en"},
+             files={"file": ("report.docx", buffer.getvalue())})
+    back = docx.Document(io.BytesIO(httpx.get(r.json()["translatedFileUrl"], timeout=30).content))
+    runs = back.paragraphs[0].runs
+    assert any(run.bold for run in runs)  # the bold run kept (its exact extent: tests/serve/test_documents.py)
+
+
+def test_file_errors_name_the_limit_or_the_kind(server: ThreadServer, package: Path, tmp_path: Path) -> None:
+    def send(name: str, data: bytes) -> httpx.Response:
+        return post(server.url, path="/translate_file", data={"source": "de", "target": "en"},
+                    files={"file": (name, data)})
+
+    assert send("scan.pdf", b"%PDF-1.4").status_code == 415
+    assert send("big.txt", b"s1 s2\n" * 5000).status_code == 413  # over --max-file-bytes
+    assert httpx.get(f"{server.url}/download_file/{'A' * 32}.nothing.txt", timeout=30).status_code == 404
+    missing = post(server.url, path="/translate_file", data={"source": "de", "target": "en"})
+    assert missing.status_code == 400 and "file" in missing.json()["error"]
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"k" * 20: {}}))
+    locked = ThreadServer(config(package, api_keys=keys))
+    try:
+        r = post(locked.url, path="/translate_file", data={"source": "de", "target": "en", "api_key": "k" * 20},
+                 files={"file": ("a.txt", b"s1 s2\n")})
+        url = r.json()["translatedFileUrl"]
+        assert httpx.get(url, timeout=30).status_code == 403  # the download needs the key too
+        assert httpx.get(url, params={"api_key": "k" * 20}, timeout=30).status_code == 200
+    finally:
+        locked.close()
+
+
+def test_glossary_terms_and_do_not_translate_spans_come_through(server: ThreadServer, translator) -> None:
+    plain = sentences(5, seed=4)
+    assert post(server.url, json=ask(plain)).json()["translatedText"] == offline(translator, plain)  # no term: as before
+    text = "s1 s2 s3 s4 s6"
+    assert "ZIELWORT" in post(server.url, json=ask(text)).json()["translatedText"]  # --glossary de-en:FILE
+    asked = post(server.url, json=ask(text, glossary={"s6": "SECHS"}, do_not_translate=["s1 s2"])).json()
+    assert "SECHS" in asked["translatedText"] and "ZIELWORT" in asked["translatedText"]
+    assert "s1 s2" in asked["translatedText"]
+    bad = post(server.url, json=ask(text, glossary=["s6"]))
+    assert bad.status_code == 400 and "glossary must be an object" in bad.json()["error"]
+
+
+def test_a_glossary_for_a_direction_without_a_package_is_refused(package: Path, tmp_path: Path) -> None:
+    from nmt.errors import DataError
+
+    terms = tmp_path / "en-de.tsv"
+    terms.write_text("a\tb\n", encoding="utf-8")
+    with pytest.raises(DataError, match="no package translates en-de"):
+        ThreadServer(config(package, glossary=(str(terms),)))
+
+
+def test_nmt_translate_dispatches_a_docx_by_its_extension(package: Path, tmp_path: Path) -> None:
+    document = docx.Document()
+    document.add_paragraph("s1 s2 s3")
+    source, target = tmp_path / "in.docx", tmp_path / "out.docx"
+    document.save(source)
+    run = subprocess.run([sys.executable, "-m", "nmt.cli", "translate", "--model", str(package), "--input",
+                          str(source), "--output", str(target)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    translator = OnnxTranslator.from_dir(package, device="cpu", threads=1)
+    assert docx.Document(target).paragraphs[0].text == offline(translator, ["s1 s2 s3"])[0]
