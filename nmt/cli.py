@@ -43,6 +43,8 @@ STAGES: dict[str, tuple[str, str]] = {
     "evaluate": ("nmt.evaluate.stage", "translate and score the test sets (params: evaluate); HTML report; gated"),
     "export": ("nmt.export.stage", "ONNX package with its model card (params: export); parity-gated"),
     "ctranslate2": ("nmt.export.ct2_stage", "CTranslate2 model of the same weights (params: export); BLEU-gated"),
+    "profile": ("nmt.serve.profile_stage", "the training data's profile, what the drift check compares traffic with "
+                "(params: profile)"),
     "publish": ("nmt.publish.stage", "render the README's and docs' generated blocks from committed results"),
 }
 

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nmt.config.data import DataConfig, TokenizeConfig, ValidateConfig, VocabConfig
+from nmt.config.drift import DriftConfig
 from nmt.config.evaluate import EvaluateConfig
 from nmt.config.export import ExportConfig
 from nmt.config.loader import from_dict, read_yaml
 from nmt.config.model import ModelConfig
+from nmt.config.profile import ProfileConfig
 from nmt.config.promote import PromoteConfig
 from nmt.config.train import TrainConfig
 
@@ -34,7 +36,9 @@ class Params:
     train: TrainConfig  # optimisation, batching, checkpoints
     evaluate: EvaluateConfig  # test sets, decoding, BLEU floor
     export: ExportConfig  # the ONNX package and its gate
+    profile: ProfileConfig  # the training data's profile, what the served traffic is compared with
     promote: PromoteConfig  # champion / challenger: when a new model goes to production
+    drift: DriftConfig  # the drift check: when the served traffic no longer looks like the training data
 
 
 def load_params(path: Path) -> Params:

@@ -61,7 +61,9 @@ def measured(result: dict[str, Any], name: str) -> str:
             f"`{result['command']}` (best of {result['repeats']}).")
 
 
-def not_yet(name: str, command: str) -> str:
-    """A bench block before its first run: the command that writes its source, and no figure."""
-    return (f"Not measured on this machine yet: `{command}` writes `bench/results/{name}.json` and `dvc repro "
-            f"publish` renders its table here.\n\nSource: `bench/results/{name}.json` (not written yet).")
+def not_yet(name: str, command: str, source: str | None = None) -> str:
+    """A block before its source's first run: the command that writes its source (`source`, default
+    the bench result `bench/results/<name>.json`), and no figure."""
+    source = source or f"bench/results/{name}.json"
+    return (f"Not measured on this machine yet: `{command}` writes `{source}` and `dvc repro "
+            f"publish` renders its table here.\n\nSource: `{source}` (not written yet).")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nmt.publish import benches, corpora, general, markup, reports, serving
+from nmt.publish import benches, corpora, general, lifecycle, markup, reports, serving
 from nmt.publish.sources import Sources
 
 BLOCKS: dict[str, Callable[[Sources], str]] = {
@@ -36,6 +36,8 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "clean-scale": corpora.clean_scale,
     "moses-proxy": corpora.moses_proxy,
     "pilots": corpora.pilots,
+    "promotion-record": lifecycle.promotion_record,
+    "drift-report": lifecycle.drift_report,
 }
 
 # The general configuration's blocks: rendered by general/dvc.yaml's publish stage (`--general`) only,

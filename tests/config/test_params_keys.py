@@ -66,6 +66,11 @@ def del_key(params: dict, dotted: str) -> None:
         ("data.corpora.multi30k.splits.train", ["train.de.gz"], "expected a mapping, got list"),
         ("promote.max_bleu_drop", "0.5", "expected a number, got str"),
         ("promote.resamples", 1000.0, "expected int, got float"),
+        ("profile.train_sentences", "many", "expected int, got str"),
+        ("profile.dev_split", None, "expected str, got null"),
+        ("drift.max_psi.pieces", "0.2", "expected a number, got str"),
+        ("drift.retrain_on_drift", "yes", "expected bool, got str"),
+        ("drift.max_psi", [0.2], "expected a mapping, got list"),
     ],
 )
 def test_wrong_type_names_file_and_dotted_key(tmp_path, dotted, value, expected):
@@ -139,6 +144,19 @@ def test_int_is_accepted_where_a_float_is_expected(tmp_path):
         ("promote.resamples", 10),
         ("promote.seed", -1),
         ("promote.threads", -2),
+        ("profile.train_sentences", 0),
+        ("profile.dev_sentences", -5),
+        ("profile.dev_split", "../val"),
+        ("profile.seed", -1),
+        ("profile.threads", -1),
+        ("profile.batch_size", 0),
+        ("drift.max_psi.pieces", 0.0),
+        ("drift.max_psi.language", -0.2),
+        ("drift.epsilon", 0.5),
+        ("drift.min_sentences", 0),
+        ("drift.min_detected", 0),
+        ("drift.hours", 0.0),
+        ("drift.retrain_deployment", "weekly-retrain"),
     ],
 )
 def test_out_of_range_value_names_its_own_key(tmp_path, dotted, value):
@@ -156,7 +174,8 @@ def test_out_of_range_value_names_its_own_key(tmp_path, dotted, value):
 @pytest.mark.parametrize(
     ("dotted", "section"),
     [("vocab.min_frequency", "vocab"), ("validate.max_word", "validate"), ("data.corpus_name", "data"),
-     ("data.corpora.multi30k.language", "data"), ("data.corpora.multi30k.files[1].md5", "data")],
+     ("data.corpora.multi30k.language", "data"), ("data.corpora.multi30k.files[1].md5", "data"),
+     ("drift.max_psi.lengths", "drift"), ("profile.sentences", "profile")],
 )
 def test_unknown_key_is_named_with_the_known_ones(tmp_path, dotted, section):
     params = repo_params()
@@ -189,7 +208,7 @@ def test_missing_required_key_is_named(tmp_path, dotted, section):
 
 
 @pytest.mark.parametrize("dotted", ["vocab.min_freq", "data.retries", "train.warmup", "export.opset",
-                                    "evaluate.beam_size", "model.dropout"])
+                                    "evaluate.beam_size", "model.dropout", "profile.seed", "drift.min_sentences"])
 def test_params_yaml_states_every_key_no_silent_defaults(tmp_path, dotted):
     """A key deleted from params.yaml stops the stage, naming it (the dataclass defaults serve
     the Python API only)."""
@@ -207,4 +226,4 @@ def test_unknown_section_is_named_with_the_known_ones(tmp_path):
     path = write_params(tmp_path, params)
     msg = load_error(path, "vocab")
     assert msg.startswith(f"{path}: vocabb: unknown section (known sections: data, validate, tokenize, vocab, "
-                          "model, train, evaluate, export, promote)"), msg
+                          "model, train, evaluate, export, profile, promote, drift)"), msg

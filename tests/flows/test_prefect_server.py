@@ -2,7 +2,8 @@
 
 Follows docs/lifecycle.md: create the process work pool, `prefect deploy --all` from a copy of
 the repository's prefect.yaml and flows/ (as on a fresh clone), read the deployment back
-(cron schedule, pool, one-run concurrency limit, code location), trigger a run and execute
+(cron schedule, pool, one-run concurrency limit, code location; the drift check's daily one
+beside it), trigger a run and execute
 it with `python -m prefect flow-run execute` (what a worker does, without polling), then
 check it ended Completed with its artifacts and pushed outputs. The run points the flow at
 a two-stage DVC project so that this test is about the deployment, not the stages.
@@ -42,7 +43,7 @@ def test_weekly_deployment_applies_and_a_triggered_run_completes(server: dict[st
     clone.mkdir()
     shutil.copy(ROOT / "prefect.yaml", clone / "prefect.yaml")
     shutil.copytree(ROOT / "flows", clone / "flows", ignore=shutil.ignore_patterns("__pycache__"))
-    spec = yaml.safe_load((clone / "prefect.yaml").read_text())["deployments"][0]
+    spec, drift_spec = yaml.safe_load((clone / "prefect.yaml").read_text())["deployments"]
     pool, name = spec["work_pool"]["name"], f"nmt-pipeline/{spec['name']}"
 
     prefect_cli(server, clone, "work-pool", "create", pool, "--type", "process")
@@ -52,9 +53,12 @@ def test_weekly_deployment_applies_and_a_triggered_run_completes(server: dict[st
     with temporary_settings({PREFECT_API_URL: server["PREFECT_API_URL"]}):
         with get_client(sync_client=True) as client:
             deployment = client.read_deployment_by_name(name)
+            drift = client.read_deployment_by_name(f"nmt-drift/{drift_spec['name']}")  # the drift check, daily
         assert [(s.schedule.cron, s.schedule.timezone, s.active) for s in deployment.schedules] == \
             [(s["cron"], s["timezone"], True) for s in spec["schedules"]]
         assert deployment.work_pool_name == pool
+        assert [(s.schedule.cron, s.active) for s in drift.schedules] == [(drift_spec["schedules"][0]["cron"], True)]
+        assert drift.work_pool_name == pool and drift.parameters == drift_spec["parameters"]
         assert deployment.global_concurrency_limit is not None
         assert deployment.global_concurrency_limit.limit == spec["concurrency_limit"]["limit"] == 1
         (step,) = deployment.pull_steps
