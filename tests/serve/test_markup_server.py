@@ -35,7 +35,7 @@ def translator(package: Path) -> OnnxTranslator:
 def server(package: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadServer]:
     folder = tmp_path_factory.mktemp("glossary")
     (folder / "de-en.tsv").write_text("# term\ttranslation\ns3 s4\tZIELWORT\n", encoding="utf-8")
-    s = ThreadServer(config(package, max_wait_ms=20, glossary=(str(folder / "de-en.tsv"),), max_file_bytes=20000,
+    s = ThreadServer(config(package, max_wait_ms=20, glossary=(str(folder / "de-en.tsv"),), max_file_bytes=100_000,
                             files_dir=tmp_path_factory.mktemp("files")))
     yield s
     s.close()
@@ -88,7 +88,7 @@ def test_file_errors_name_the_limit_or_the_kind(server: ThreadServer, package: P
                     files={"file": (name, data)})
 
     assert send("scan.pdf", b"%PDF-1.4").status_code == 415
-    assert send("big.txt", b"s1 s2\n" * 5000).status_code == 413  # over --max-file-bytes
+    assert send("big.txt", b"s1 s2\n" * 20000).status_code == 413  # over --max-file-bytes
     assert httpx.get(f"{server.url}/download_file/{'A' * 32}.nothing.txt", timeout=30).status_code == 404
     missing = post(server.url, path="/translate_file", data={"source": "de", "target": "en"})
     assert missing.status_code == 400 and "file" in missing.json()["error"]
