@@ -146,7 +146,7 @@ async def run(args: argparse.Namespace, by_direction: dict[str, list[str]], off:
               log_dir: Path) -> dict[str, Any]:
     d, models = args.step_s, list(args.models.values())
     half, ninety, auto = mixed(by_direction, 0.5), mixed(by_direction, 0.9), mixed(by_direction, 0.5, auto=0.5)
-    server = Server(models, args.int8, args.threads, [], log_dir / "serve-mixed.log")
+    server = Server(models, args.int8, args.threads, args.serve.split(), log_dir / "serve-mixed.log")
     shared = []
     try:
         for name, lines, clients in (("1 client, half and half", half, 1), ("32 clients, half and half", half, 32),
@@ -175,7 +175,8 @@ async def run(args: argparse.Namespace, by_direction: dict[str, list[str]], off:
     finally:
         for s in servers.values():
             s.stop()
-    return {"shared": shared, "separate": separate, "separate_threads": threads, "parity": parity_report,
+    return {"shared": shared, "separate": separate, "separate_threads": threads, "serve_options": args.serve,
+            "parity": parity_report,
             "reload": reload}
 
 
@@ -213,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--split", default="test_2016_flickr")
     p.add_argument("--sentences", type=int, default=500, help="first sentences of the split per direction")
     p.add_argument("--threads", type=int, default=0, help="ONNX Runtime threads of the shared server (0: all)")
+    p.add_argument("--serve", default="", help="more options of the shared server, e.g. \"--decoders 0\" (one "
+                                               "decoder thread per core, as the separate servers have)")
     p.add_argument("--smoke", action="store_true", help="a short run (a minute or two)")
     p.add_argument("--out", type=Path, default=None, help="write <out>/serve_mixed.json (default: bench/results, "
                                                           "not for --smoke)")

@@ -114,7 +114,8 @@ def serve_mixed(s: Sources) -> str:
     return "\n".join([
         f"{', '.join(f'`{p}`' for p in res['models'].values())} ({res['precision']}), `{res['split']}`, steps of "
         f"{res['step_s']:g} s{', smoke run' if res['smoke'] else ''}. Offline, each package alone, same run: {off}. "
-        f"Shared: one server with both packages (one queue, a batch is one direction's). Separate: one server per "
+        f"Shared: one server with both packages (one queue, a batch is one direction's; options: "
+        f"{'`' + res['serve_options'] + '`' if res.get('serve_options') else 'the defaults'}). Separate: one server per "
         f"direction with {res['separate_threads']} thread(s) each, each request sent to its direction's server.", "",
         table(["step", "shared sentences/s", "p50 ms", "p99 ms", "statuses", "mean batch", "separate sentences/s",
                "separate p50 ms", "separate p99 ms"], rows, "lrrrlrrrr"), "",
