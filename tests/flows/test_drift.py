@@ -21,13 +21,14 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import HTTPServer
 from pathlib import Path
 
 import httpx
 import pytest
 import yaml
 
+from support.webhook import Hook
 from support.prefect_server import prefect_cli, running_server
 from support.scratch import ROOT, isolate_prefect
 from support.serve import ThreadServer, ask, config, post
@@ -56,19 +57,6 @@ MAX_EXTRA = 8  # the test package's card: 64 positions - 1 - 8 = sources of up t
 
 
 QUIET: list[str] = []  # flow runs that must call no webhook: checked once later runs' alerts are heard
-
-
-class Hook(BaseHTTPRequestHandler):
-    received: list[str] = []
-
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
-        Hook.received.append(json.loads(body)["text"])
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *args) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")

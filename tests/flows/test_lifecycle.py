@@ -19,12 +19,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import HTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
 
+from support.webhook import Hook
 from support.prefect_server import running_server
 from support.scratch import BIN, GIT, build_project, build_tiny_project, commit_project, dvc, isolate_prefect, project_env
 
@@ -40,19 +41,6 @@ from flows.gto_registry import Registry
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
 ALERT_WAIT_S = 90
-
-
-class Hook(BaseHTTPRequestHandler):
-    received: list[str] = []
-
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
-        Hook.received.append(json.loads(body)["text"])
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *args) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")

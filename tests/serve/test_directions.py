@@ -14,7 +14,7 @@ from nmt.runtime.translator import OnnxTranslator
 from nmt.serve.config import ServeConfig
 from nmt.serve.router import package_folders
 from support.onnx import sentences
-from support.serve import TOKEN, ThreadServer, config, offline, post, reversed_package
+from support.serve import TOKEN, ThreadServer, both_packages, config, offline, post
 
 pytestmark = pytest.mark.network
 GERMAN = ["Der Hund läuft s1 s2 s3", "Ich bin heute müde s4 s5"]
@@ -24,12 +24,7 @@ ENGLISH = ["The dog is running s1 s2 s3", "I am tired today s4 s5"]
 @pytest.fixture(scope="module")
 def both(package: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder of two packages: de-en (the test package) and en-de (its relabelled copy)."""
-    root = tmp_path_factory.mktemp("packages")
-    import shutil
-
-    shutil.copytree(package, root / "de-en")
-    reversed_package(package, root / "en-de")
-    return root
+    return both_packages(package, tmp_path_factory.mktemp("packages"))
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from nmt.serve.config import ServeConfig, add_arguments, from_args
 from nmt.serve.decoding import translate_sentences
 from nmt.serve.traffic import PIECES_EDGES, Record, Traffic, aggregate, bucket, read_snapshots, write_snapshot
 from support.onnx import sentences
-from support.serve import ThreadServer, ask, config, post, reversed_package
+from support.serve import ThreadServer, ask, config, both_packages, post
 
 pytestmark = pytest.mark.network
 UNKNOWN = "s1 Wort s2 s3"  # "Wort": a word the copy model's vocabulary lacks
@@ -36,10 +35,7 @@ GERMAN = ["Der Hund läuft s1 s2 s3", "Ich bin heute müde s4 s5"]
 @pytest.fixture(scope="module")
 def both(package: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder of two packages: de-en (the test package) and en-de (its relabelled copy)."""
-    root = tmp_path_factory.mktemp("packages")
-    shutil.copytree(package, root / "de-en")
-    reversed_package(package, root / "en-de")
-    return root
+    return both_packages(package, tmp_path_factory.mktemp("packages"))
 
 
 @pytest.fixture(scope="module")

@@ -173,3 +173,12 @@ def offline(translator: Any, lines: list[str]) -> list[str]:
     from nmt.serve.decoding import translate_sentences
 
     return [out.texts[0] for out in translate_sentences(translator, list(lines))[0]]
+
+
+def both_packages(package: Path, root: Path) -> Path:
+    """`root` as a folder of two packages: de-en (the test package) and en-de (its relabelled copy)."""
+    import shutil
+
+    shutil.copytree(package, root / "de-en")
+    reversed_package(package, root / "en-de")
+    return root
