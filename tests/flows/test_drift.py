@@ -28,7 +28,7 @@ import httpx
 import pytest
 import yaml
 
-from support.webhook import Hook
+from support.webhook import Hook, heard
 from support.prefect_server import prefect_cli, running_server
 from support.scratch import ROOT, isolate_prefect
 from support.serve import ThreadServer, ask, config, post
@@ -137,15 +137,6 @@ def traffic(served_package: Path, mirror: Path,
     return {name: (_serve(served_package, root / name, sent), sent) for name, sent in texts.items()}
 
 
-def _heard(fragment: str) -> str:
-    deadline = time.monotonic() + ALERT_WAIT_S
-    while time.monotonic() < deadline:
-        found = [m for m in Hook.received if fragment in m]
-        if found:
-            return found[0]
-        time.sleep(1)
-    pytest.fail(f"no webhook message with {fragment!r} in {ALERT_WAIT_S} s; got {Hook.received}")
-
 
 def _run_name(flow_run_id) -> str:
     with get_client(sync_client=True) as client:
@@ -208,7 +199,7 @@ def test_news_drifts_on_lengths_and_the_webhook_hears_it(server: dict[str, str],
     pieces = report["directions"][0]["aggregates"][0]
     assert pieces["psi"] > pieces["threshold"] == 0.2 and pieces["drifted"] is True
     _no_text([*stats.glob("*.json"), *report_paths(project)], sent)
-    message = _heard(f"{_run_name(state.state_details.flow_run_id)}: {DRIFTED}")
+    message = heard(f"{_run_name(state.state_details.flow_run_id)}: {DRIFTED}", ALERT_WAIT_S)
     assert "de-en pieces PSI" in message
     _quiet_runs_unheard()
     # the command line: the same check, exit status 3 on drift
@@ -244,6 +235,6 @@ def test_english_drifts_on_language_through_the_deployment_which_starts_retraini
     assert report["retrain"]["started"] and report["retrain"]["flow_run_id"] == str(retrain.id)
     assert "drift" in retrain.tags and retrain.state is not None and retrain.state.is_scheduled()
     _no_text([*stats.glob("*.json"), *report_paths(project)], sent)
-    message = _heard(f"{finished.name}: {DRIFTED}")
+    message = heard(f"{finished.name}: {DRIFTED}", ALERT_WAIT_S)
     assert "de-en language PSI" in message and "nmt-pipeline/test-retrain" in message
     _quiet_runs_unheard()

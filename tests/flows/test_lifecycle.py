@@ -17,7 +17,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from http.server import HTTPServer
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support.webhook import Hook
+from support.webhook import Hook, heard
 from support.prefect_server import running_server
 from support.scratch import BIN, GIT, build_project, build_tiny_project, commit_project, dvc, isolate_prefect, project_env
 
@@ -62,16 +61,6 @@ def server(tmp_path_factory: pytest.TempPathFactory, webhook: str) -> Iterator[d
             yield env
 
 
-def heard(fragment: str) -> str:
-    """The first webhook message containing `fragment`, waiting for the server's automation."""
-    deadline = time.monotonic() + ALERT_WAIT_S
-    while time.monotonic() < deadline:
-        found = [m for m in Hook.received if fragment in m]
-        if found:
-            return found[0]
-        time.sleep(1)
-    pytest.fail(f"no webhook message with {fragment!r} in {ALERT_WAIT_S} s; got {Hook.received}")
-
 
 def artifacts(state) -> dict[str, object]:
     with get_client(sync_client=True) as client:
@@ -85,7 +74,7 @@ def test_failed_run_calls_the_webhook(server: dict[str, str], tmp_path: Path, mo
     (project / "params.yaml").write_text("prepare:\n  lines: many\n")  # prepare.py cannot range() a string
     state = pl.pipeline(project_dir=str(project), push=False, return_state=True)
     assert state.is_failed()
-    message = heard(f"{_run_name(state)}: Failed")
+    message = heard(f"{_run_name(state)}: Failed", ALERT_WAIT_S)
     assert "stage 'prepare' failed" in message
 
 
@@ -145,7 +134,7 @@ def test_champion_challenger_lifecycle(server: dict[str, str], project: Path, mi
     assert "**not promoted**" in found["promotion-decision"].data
     record = json.loads((project / "reports/promotion/nmt-de-en.json").read_text())
     assert record["rule"] == "evidence" and record["evidence"]["speed_ratio"] > 0
-    assert pl.NOT_PROMOTED in heard(f"{_run_name(worse)}: {pl.NOT_PROMOTED}")
+    assert pl.NOT_PROMOTED in heard(f"{_run_name(worse)}: {pl.NOT_PROMOTED}", ALERT_WAIT_S)
     # (d) the override was the experiment's only: params.yaml, dvc.lock and outputs as before
     assert (project / "params.yaml").read_bytes() == committed_params
     assert (project / "dvc.lock").read_bytes() == lock_after_first

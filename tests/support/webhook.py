@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import time
 from http.server import BaseHTTPRequestHandler
+
+import pytest
 
 
 class Hook(BaseHTTPRequestHandler):
@@ -17,3 +20,14 @@ class Hook(BaseHTTPRequestHandler):
 
     def log_message(self, *args) -> None:
         pass
+
+
+def heard(fragment: str, wait_s: float) -> str:
+    """The first webhook message containing `fragment`, waiting up to `wait_s` for the server's automation."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        found = [m for m in Hook.received if fragment in m]
+        if found:
+            return found[0]
+        time.sleep(1)
+    pytest.fail(f"no webhook message with {fragment!r} in {wait_s} s; got {Hook.received}")
