@@ -11,10 +11,13 @@ unambiguous, i.e. it occurs once in the source and its translation once in the r
   form of it) being a reference word.
 
 At most `--per-sentence` words of a sentence are wrapped (chosen by a seeded draw). Each tagged
-source is translated as the server translates `format: html` (`nmt.serve.markup`: units with the
-tags as placeholders, cut into sentences, `nmt.serve.decoding.translate_sentences`), and the plain
-source as `format: text` is; beside them, the baseline of translating every text node on its own
-(`per_text_node`: LibreTranslate's way, which cuts the sentence at each tag). Reported: the share
+source is translated as the server translates `format: html` with an ONNX package (`nmt.serve.markup`
+units; a unit's tag pairs leave the text the model reads and are written back where the model's own
+leave-span-out alignment puts them: `nmt.serve.pairs`, `nmt.serve.align`), and the plain source as
+`format: text` is; beside them, the tags carried through the model as numbered placeholders
+(`placeholders`: what a CTranslate2 folder gets, and what the server shipped before) and the
+baseline of translating every text node on its own (`per_text_node`: LibreTranslate's way, which
+cuts the sentence at each tag). Reported: the share
 of tags whose output wraps the expected word (the tag's text, at most `MAX_WRAPPED` words, holds a
 form of it), the same share over the tags whose expected word the untagged output has (placement
 alone, the model's word choice aside), the share of outputs that are well-formed, and sacreBLEU of
@@ -107,8 +110,9 @@ def build_set(sources: list[str], refs: list[str], lexicon: Any | None, per_sent
     return out
 
 
-def translate_texts(translator: Any, splitter: Any, texts: list[str]) -> list[str]:
-    """Texts translated as the server's text path does: cut into sentences, decoded in batches, joined."""
+def translate_sentences_of(translator: Any, splitter: Any, texts: list[str]) -> tuple[list[Any], list[list[str]]]:
+    """Texts cut into sentences as the server's text path does and decoded in batches: per text,
+    its `Segmented` and each sentence's translation."""
     from nmt.serve.decoding import translate_sentences
 
     segmented = [splitter.split(t) for t in texts]
@@ -117,12 +121,41 @@ def translate_texts(translator: Any, splitter: Any, texts: list[str]) -> list[st
     for start in range(0, len(sentences), BATCH):
         for out in translate_sentences(translator, sentences[start:start + BATCH])[0]:
             best.append(out.texts[0] if hasattr(out, "texts") else out[0])
-    done, at = [], 0
+    per_text, at = [], 0
     for seg in segmented:
-        n = len(seg.sentences)
-        done.append(seg.join(best[at:at + n]))
-        at += n
-    return done
+        per_text.append(best[at:at + len(seg.sentences)])
+        at += len(seg.sentences)
+    return segmented, per_text
+
+
+def translate_texts(translator: Any, splitter: Any, texts: list[str]) -> list[str]:
+    """Texts translated as the server's text path does: cut into sentences, decoded in batches, joined."""
+    segmented, best = translate_sentences_of(translator, splitter, texts)
+    return [seg.join(b) for seg, b in zip(segmented, best)]
+
+
+def translate_aligned(model: Any, splitter: Any, docs: list[Any]) -> list[str]:
+    """The documents translated as the server does with an ONNX package (`nmt.serve.translating`):
+    each unit's text without its tag pairs, the pairs written back where the model's leave-span-out
+    alignment puts them (`nmt.serve.pairs`, `nmt.serve.align`)."""
+    from nmt.serve.align import SentenceAligner
+    from nmt.serve.pairs import align_pairs, has_pairs, plain_text, with_pairs
+
+    aligner = SentenceAligner(model.translator, model.languages[1])
+    units = [u for doc in docs for u in doc.unit_objects]
+    plains = [plain_text(u) if has_pairs(u) else None for u in units]
+    segmented, best = translate_sentences_of(model.translator, splitter,
+                                             [u.text if p is None else p[0] for u, p in zip(units, plains)])
+    done = []
+    for unit, plain, seg, mine in zip(units, plains, segmented, best):
+        joined = seg.join(mine)
+        done.append(joined if plain is None else
+                    with_pairs(unit, plain[0], joined, plain[1], align_pairs(aligner, seg, mine, plain[1])))
+    out, at = [], 0
+    for doc in docs:
+        out.append(doc.rebuild(done[at:at + len(doc.units)]))
+        at += len(doc.units)
+    return out
 
 
 def translate_per_node(tagged: list[str], translate: Any) -> list[str]:
@@ -213,12 +246,13 @@ def measure(package: Path, data: Path, splits: list[str], sentences: int, per_se
     plain_out = translate_texts(model.translator, splitter, [item["source"] for item in items])
     t1 = time.monotonic()
     docs = [parse_html(item["tagged"]) for item in items]  # all units decoded together, as a server's batches
-    units = translate_texts(model.translator, splitter, [u for doc in docs for u in doc.units])
-    tagged_out, at = [], 0
-    for doc in docs:
-        tagged_out.append(doc.rebuild(units[at:at + len(doc.units)]))
-        at += len(doc.units)
+    tagged_out = translate_aligned(model, splitter, docs)
     t2 = time.monotonic()
+    units = translate_texts(model.translator, splitter, [u for doc in docs for u in doc.units])
+    placeholder_out, at = [], 0
+    for doc in docs:
+        placeholder_out.append(doc.rebuild(units[at:at + len(doc.units)]))
+        at += len(doc.units)
     per_node = translate_per_node([item["tagged"] for item in items],
                                   lambda texts: translate_texts(model.translator, splitter, texts))
     result = {"package": str(package.relative_to(ROOT) if package.is_relative_to(ROOT) else package),
@@ -228,10 +262,13 @@ def measure(package: Path, data: Path, splits: list[str], sentences: int, per_se
               **score(items, tagged_out, plain_out),
               "by_split": {split: score(*(list(x) for x in zip(*rows))) for split in splits
                            if (rows := [r for r in zip(items, tagged_out, plain_out) if r[0]["split"] == split])},
+              "placeholders": score(items, placeholder_out, plain_out),
               "per_text_node": score(items, per_node, plain_out),
               "examples": [{"tagged": item["tagged"], "output": out, "untagged_output": plain, "per_text_node": node}
                            for item, out, plain, node in list(zip(items, tagged_out, plain_out, per_node))[:examples]]}
     result["criteria"] = {"wraps_expected_at_least_0.9": (result["wraps_expected"] or 0) >= 0.9,
+                          "wraps_expected_when_translated_at_least_0.9":
+                              (result["wraps_expected_when_translated"] or 0) >= 0.9,
                           "bleu_within_1": abs(result["bleu_difference"]) <= 1.0,
                           "all_well_formed": result["well_formed"] == 1.0}
     print(json.dumps({k: v for k, v in result.items() if k != "examples"}, indent=1), flush=True)

@@ -24,13 +24,18 @@ def markup(s: Sources) -> str:
                 f"{x['bleu_tagged_stripped']:.2f}", f"{x['bleu_untagged']:.2f}", f"{x['bleu_difference']:+.2f}"]
 
     rows = [row(f"`{split}`", x) for split, x in res["by_split"].items()]
-    rows += [row("all (placeholders, shipped)", res), row("all, each text node apart (LibreTranslate's way)",
-                                                            res["per_text_node"])]
+    rows.append(row("all (tags by the model's alignment: the server with an ONNX package)", res))
+    if "placeholders" in res:
+        rows.append(row("all, tags as placeholders through the model (a CTranslate2 folder)", res["placeholders"]))
+    rows.append(row("all, each text node apart (LibreTranslate's way)", res["per_text_node"]))
     return "\n".join([
         f"`{res['package']}` ({res['direction']}); a tag wraps at most {res['per_sentence']} source word per sentence "
         "whose translation in the reference is unambiguous (a number, a name found verbatim in the reference, a "
         "word with one dictionary translation found there); a hit is an output tag around that translation. BLEU "
-        "is sacreBLEU of the output with its tags stripped against the reference, beside the untagged sentence's.",
+        "is sacreBLEU of the output with its tags stripped against the reference, beside the untagged sentence's. "
+        f"The untagged output has the expected word for {res['tags_whose_word_the_untagged_output_has']} of "
+        f"{res['tags']} tags ({_share(res['tags_whose_word_the_untagged_output_has'] / max(1, res['tags']))}): "
+        "where the model chose another word, no placement can hit, so the tag's placement is the fifth column.",
         "", table(["test set", "sentences", "tags", "tag on the right words", "same, where the untagged output has "
                    "the word", "well-formed", "BLEU tagged", "BLEU untagged", "difference"], rows, "lrrrrrrrr"),
         "", measured(r, "markup")])

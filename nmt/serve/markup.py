@@ -206,6 +206,11 @@ class HtmlDocument:
         """The units' masked texts: what to translate."""
         return [p[0].text for p in self.parts if isinstance(p, tuple)]
 
+    @property
+    def unit_objects(self) -> list[Unit]:
+        """The units themselves, in the order of `units`."""
+        return [p[0] for p in self.parts if isinstance(p, tuple)]
+
     def rebuild(self, translations: Sequence[str]) -> str:
         """The source with unit i replaced by `translations[i]` (tags put back, text escaped)."""
         units = [p for p in self.parts if isinstance(p, tuple)]

@@ -14,15 +14,18 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from starlette.requests import Request
 
 from nmt.serve.batcher import Job
 from nmt.serve.decoding import Output
-from nmt.serve.engine import Engine
+from nmt.serve.align import thread_aligner
+from nmt.serve.engine import Engine, Model
 from nmt.serve.glossary import Glossary, TermMasked, mask_terms
+from nmt.serve.inline import Unit
 from nmt.serve.markup import HtmlDocument
+from nmt.serve.pairs import PairRange, align_pairs, has_pairs, plain_text, with_pairs
 from nmt.serve.protocol import HttpError
 from nmt.serve.router import Detected
 from nmt.serve.sentences import Segmented
@@ -37,6 +40,8 @@ class Texts:
     alternatives: list[list[str]]  # per text, other translations (from the n-best lists)
     confidence: list[float | None]  # per text, its weakest sentence's confidence (None: unknown)
     generation: int  # the newest model generation that decoded any of the sentences
+    segmented: list[Segmented] = field(default_factory=list)  # per text, its sentences and layout
+    best: list[list[str]] = field(default_factory=list)  # per text, each sentence's translation
 
 
 async def _client_gone(request: Request) -> None:
@@ -120,39 +125,61 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
     if aside is not None:
         await aside  # done on the text thread while the sentences were decoded
     translated = [o if m is None else replace(o, texts=[m.restore(t) for t in o.texts]) for o, m in zip(translated, masks)]
-    out, alts, confidence, start = [], [], [], 0
+    out, alts, confidence, best, start = [], [], [], [], 0
     for seg in segmented:
         outputs = translated[start:start + len(seg.parts) // 2]  # per sentence
         start += len(outputs)
         hyps = [o.texts for o in outputs]  # per sentence, best first
-        out.append(seg.join([h[0] for h in hyps]))
+        best.append([h[0] for h in hyps])
+        out.append(seg.join(best[-1]))
         alts.append(alternative_texts(seg, hyps, alternatives))
         confidence.append(text_confidence(outputs))
-    return Texts(out, alts, confidence, generation)
+    return Texts(out, alts, confidence, generation, segmented, best)
 
 
 async def translate_html(request: Request, state: ServeState, docs: list[HtmlDocument], engines: list[Engine],
                          alternatives: int = 0, found: list[Detected] | None = None, chunked: bool = False,
                          glossaries: Sequence[Glossary | None] | None = None) -> Texts:
     """Translate each HTML document's units (one list for the batcher) and rebuild the documents: the
-    j-th alternative of a document takes each unit's j-th alternative (its translation where it has fewer)."""
-    units = [u for doc in docs for u in doc.units]
+    j-th alternative of a document takes each unit's j-th alternative (its translation where it has fewer).
+    With an ONNX package, a unit's tag pairs leave the text the model reads and are put back where the
+    model's own alignment says (`nmt.serve.pairs`); a CTranslate2 folder's units keep them as placeholders."""
+    units = [u for doc in docs for u in doc.unit_objects]
+    routes = [e for doc, e in zip(docs, engines) for _ in doc.units]
+    models = [e.current for e in routes]  # the models that translate them align them, a reload meanwhile or not
+    plains = [plain_text(u) if m.engine == "onnx" and has_pairs(u) else None for u, m in zip(units, models)]
     aside = state.watch.aside(state.text_pool, [" ".join(doc.units) for doc in docs], engines, found)
-    done = await translate_texts(request, state, units, [e for doc, e in zip(docs, engines) for _ in doc.units],
-                                 alternatives, chunked=chunked, watched=False,
+    done = await translate_texts(request, state, [u.text if p is None else p[0] for u, p in zip(units, plains)],
+                                 routes, alternatives, chunked=chunked, watched=False,
                                  glossaries=None if glossaries is None else
                                  [g for doc, g in zip(docs, glossaries) for _ in doc.units])
     if aside is not None:
         await aside
+    best, others = done.texts, done.alternatives
+    if any(p is not None for p in plains):
+        best = await asyncio.get_running_loop().run_in_executor(state.text_pool, _aligned, units, plains, models, done)
+        others = [[a if p is None else with_pairs(u, p[0], a, p[1], {}) for a in alts]
+                  for u, p, alts in zip(units, plains, others)]
     texts, alts, confidence, start = [], [], [], 0
     for doc in docs:
         mine = slice(start, start + len(doc.units))
         start = mine.stop
-        best, others = done.texts[mine], done.alternatives[mine]
-        texts.append(doc.rebuild(best))
-        versions = [doc.rebuild([a[j] if j < len(a) else b for a, b in zip(others, best)])
+        texts.append(doc.rebuild(best[mine]))
+        versions = [doc.rebuild([a[j] if j < len(a) else b for a, b in zip(others[mine], best[mine])])
                     for j in range(alternatives)]
         alts.append(list(dict.fromkeys(v for v in versions if v != texts[-1])))
         scores = done.confidence[mine]
         confidence.append(min(scores) if scores and None not in scores else None)  # type: ignore[type-var]
     return Texts(texts, alts, confidence, done.generation)
+
+
+def _aligned(units: list[Unit], plains: list[tuple[str, list[PairRange]] | None], models: list[Model],
+             done: Texts) -> list[str]:
+    """Each unit's translation with its pairs' placeholders written in by alignment (on a text thread)."""
+    out = list(done.texts)
+    for i, (unit, plain, model) in enumerate(zip(units, plains, models)):
+        if plain is not None:
+            aligner = thread_aligner(model)
+            found = {} if aligner is None else align_pairs(aligner, done.segmented[i], done.best[i], plain[1])
+            out[i] = with_pairs(unit, plain[0], done.texts[i], plain[1], found)
+    return out

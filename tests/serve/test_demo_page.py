@@ -10,7 +10,7 @@ import pytest
 
 from nmt.runtime.translator import OnnxTranslator
 from support.browser import Browser, chromium
-from support.serve import ThreadServer, config, offline
+from support.serve import ThreadServer, config, offline, offline_html
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
@@ -50,8 +50,6 @@ def test_html_mode_and_a_file_upload(package: Path, browser: Browser, tmp_path: 
     sent to /translate_file and its download link appears, serving the translated file."""
     import httpx
 
-    from nmt.serve.markup import parse_html
-
     server = ThreadServer(config(package))
     upload = tmp_path / "note.txt"
     upload.write_text("s1 s2 s3\n", encoding="utf-8")
@@ -73,6 +71,5 @@ def test_html_mode_and_a_file_upload(package: Path, browser: Browser, tmp_path: 
     finally:
         server.close()
     translator = OnnxTranslator.from_dir(package, device="cpu", threads=1)
-    doc = parse_html("<p>s1 <b>s2</b> s3</p>")
-    assert html == doc.rebuild(offline(translator, doc.units)) and "<b>" in html
+    assert html == offline_html(translator, "<p>s1 <b>s2</b> s3</p>") and "<b>" in html
     assert href.startswith(server.url + "/download_file/") and downloaded == offline(translator, ["s1 s2 s3"])[0] + "\n"

@@ -52,7 +52,11 @@ def test_the_smoke_bench_runs_every_step_on_the_test_package(package: Path, tmp_
     assert result["bench"] == "markup" and res["smoke"] is True
     assert 0 < res["sentences"] <= 16 and res["tags"] == res["sentences"]  # one tag per sentence
     assert res["well_formed"] == 1.0 and 0.0 <= res["wraps_expected"] <= 1.0
-    assert set(res["criteria"]) == {"wraps_expected_at_least_0.9", "bleu_within_1", "all_well_formed"}
+    assert set(res["criteria"]) == {"wraps_expected_at_least_0.9", "wraps_expected_when_translated_at_least_0.9",
+                                    "bleu_within_1", "all_well_formed"}
+    # the server's path (tags by the model's alignment) beside the placeholders it had before
+    assert res["placeholders"]["tags"] == res["tags"] and res["placeholders"]["well_formed"] == 1.0
+    assert res["wraps_expected_when_translated"] == 1.0  # the copy model: each word's copy, found by alignment
     assert res["by_split"]["test_2016_flickr"]["tags"] == res["tags"]
     assert all('<b data-w="0">' in e["output"] and '<b data-w="0">' in e["per_text_node"] for e in res["examples"])
     assert res["per_text_node"]["tags"] == res["tags"] and res["per_text_node"]["well_formed"] == 1.0
