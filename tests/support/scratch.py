@@ -24,6 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost"]
 
+# files the Prefect flows write that the repository's publish stage reads (dvc.yaml): none in a scratch project
+FLOW_RECORDS = ("- reports/promotion/nmt-de-en.json", "- reports/drift/latest.json")
+
 _prefect_home: Path | None = None
 
 
@@ -68,8 +71,11 @@ def dvc(project: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
 
 def build_project(root: Path) -> Path:
     """A copy of the pipeline in `root` with the smoke configuration, as a fresh git repository."""
-    for name in ("dvc.yaml", ".dvcignore", ".gitignore"):
+    for name in (".dvcignore", ".gitignore"):
         shutil.copy(ROOT / name, root / name)
+    # the publish stage's deps on the records of real flow runs (committed here, absent in a new project)
+    stages = (ROOT / "dvc.yaml").read_text().splitlines(keepends=True)
+    (root / "dvc.yaml").write_text("".join(line for line in stages if line.strip() not in FLOW_RECORDS))
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     for section, values in yaml.safe_load((Path(__file__).with_name("smoke_params.yaml")).read_text()).items():
         params[section].update(values)
