@@ -1,0 +1,116 @@
+"""The GPU path (issue 43), run on a CUDA device: bf16 autocast, fused Adam, the fused attention
+kernels, torch.compile, the out-of-memory message, exact resume. Marked `cuda` and skipped without
+a CUDA device, so CI (CPU only) reports them skipped; on a lent GPU: `pytest -m cuda tests/train`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from nmt.config.model import ModelConfig
+from nmt.errors import NmtError
+from nmt.model.transformer import Transformer
+from nmt.train.loop import train, use_bf16
+from nmt.train.schedule import build_optimizer
+from support.train import TINY_MODEL, copy_corpus, tiny_train
+
+pytestmark = [pytest.mark.cuda,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device (the GPU path runs on a lent GPU)")]
+
+BASE = ModelConfig(n_layers=6, d_model=512, n_heads=8, d_ff=2048, dropout=0.1, max_len=256)  # the paper's base
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> tuple[Path, Path]:
+    return copy_corpus(tmp_path / "corpus", n_train=120, n_val=16)
+
+
+def weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def test_training_runs_on_the_gpu_under_bf16_autocast_with_fp32_weights(corpus, tmp_path: Path) -> None:
+    tokens, vocab = corpus
+    assert use_bf16("auto", torch.device("cuda"))
+    seen: set[tuple[bool, torch.dtype, str]] = set()
+
+    def record(module, inputs, output) -> None:
+        if module.training:
+            seen.add((torch.is_autocast_enabled("cuda"), output.dtype, output.device.type))
+
+    real_init = Transformer.__init__
+
+    def init_and_hook(self, *args, **kwargs) -> None:
+        real_init(self, *args, **kwargs)
+        for layer in self.modules():
+            if isinstance(layer, torch.nn.Linear):
+                layer.register_forward_hook(record)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Transformer, "__init__", init_and_hook)
+        model, prog = train(TINY_MODEL, tiny_train(max_steps=3, device="auto"), vocab, tokens, tmp_path / "run")
+    assert prog.step == 3 and seen == {(True, torch.bfloat16, "cuda")}
+    assert all(p.is_cuda and p.dtype == torch.float32 for p in model.parameters())
+
+
+def test_adam_is_the_fused_kernel_on_the_gpu() -> None:
+    model = Transformer(TINY_MODEL, 20, 20).cuda()
+    optimizer, _ = build_optimizer(model, TINY_MODEL.d_model, warmup=10, factor=1.0)
+    assert optimizer.defaults["fused"] is True
+    model(torch.randint(4, 20, (2, 7), device="cuda"), torch.randint(4, 20, (2, 6), device="cuda")).float().sum().backward()
+    optimizer.step()  # the fused CUDA kernel runs
+
+
+def test_attention_runs_on_the_fused_kernels_never_the_math_fallback() -> None:
+    """Under bf16 autocast at the base model's head size (64), every attention call of a training
+    step (padding masks in the encoder and cross-attention, the causal decoder) runs on flash or
+    memory-efficient attention; the decoder's causal self-attention, which has no mask, on flash."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    model = Transformer(BASE, 1000, 1000).cuda().train()
+    src, tgt = torch.randint(4, 1000, (8, 40), device="cuda"), torch.randint(4, 1000, (8, 35), device="cuda")
+    src[:, 30:] = 0  # padding: a real mask
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]), \
+            torch.autocast("cuda", dtype=torch.bfloat16):
+        model(src, tgt).float().sum().backward()
+    layer = model.decoder[0].self_attn
+    x = torch.randn(8, 35, BASE.d_model, device="cuda")
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]), torch.autocast("cuda", dtype=torch.bfloat16):
+        layer.attend(x, *layer.project_kv(x), None, causal=True).float().sum().backward()
+
+
+def test_torch_compile_trains_and_learns_what_eager_learns(corpus, tmp_path: Path) -> None:
+    tokens, vocab = corpus
+    eager, _ = train(TINY_MODEL, tiny_train(max_steps=20, device="cuda"), vocab, tokens, tmp_path / "eager")
+    compiled, prog = train(TINY_MODEL, tiny_train(max_steps=20, device="cuda", compile=True), vocab, tokens,
+                           tmp_path / "compiled")
+    assert prog.step == 20
+    a, b = weights(eager), weights(compiled)
+    assert a.keys() == b.keys()  # the checkpoint holds the model's own names, not torch.compile's
+    for key in a:
+        assert torch.allclose(a[key].float(), b[key].float(), atol=5e-2), key
+
+
+def test_running_out_of_gpu_memory_names_the_setting_to_lower(tmp_path: Path) -> None:
+    tokens, vocab = copy_corpus(tmp_path / "corpus", n_train=400, n_val=16, length=60)
+    torch.cuda.set_per_process_memory_fraction(0.002)  # ~160 MB of an H100: the base model cannot train
+    try:
+        with pytest.raises(NmtError, match=r"out of GPU memory at update 1; lower train.max_tokens"):
+            train(BASE, tiny_train(max_steps=2, device="cuda", max_tokens=8000), vocab, tokens, tmp_path / "run")
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+        torch.cuda.empty_cache()
+
+
+def test_a_resumed_gpu_run_ends_with_the_weights_of_an_uninterrupted_one(corpus, tmp_path: Path) -> None:
+    tokens, vocab = corpus
+    cfg = tiny_train(max_steps=10, epochs=5, device="cuda")
+    straight, _ = train(TINY_MODEL, cfg, vocab, tokens, tmp_path / "a")
+    _, half = train(TINY_MODEL, tiny_train(max_steps=5, epochs=5, device="cuda"), vocab, tokens, tmp_path / "b")
+    resumed, prog = train(TINY_MODEL, cfg, vocab, tokens, tmp_path / "b")
+    assert half.step == 5 and prog.step == 10
+    a, b = weights(straight), weights(resumed)
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
