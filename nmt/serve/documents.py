@@ -76,6 +76,7 @@ class Document:
     name: str
     units: list[str]
     writer: Callable[[Sequence[str]], bytes]
+    unit_objects: list[Unit | None] | None = None  # per unit, its markup (None: plain text), for the pairs' alignment
 
     def write(self, translations: Sequence[str]) -> bytes:
         if len(translations) != len(self.units):
@@ -129,7 +130,7 @@ def _text_file(name: str, text: str, encode: Callable[[str], bytes]) -> Document
 
 def _html_file(name: str, text: str, encode: Callable[[str], bytes]) -> Document:
     doc = parse_html(text)
-    return Document(name, doc.units, lambda translations: encode(doc.rebuild(translations)))
+    return Document(name, doc.units, lambda translations: encode(doc.rebuild(translations)), list(doc.unit_objects))
 
 
 def _name(tag: Tag) -> str:
@@ -205,7 +206,7 @@ def _srt_file(name: str, text: str, encode: Callable[[str], bytes]) -> Document:
             out[a:b] = cut + [None] * (b - a - len(cut))  # type: ignore[list-item]
         return encode(newline.join(line for line in out if line is not None))
 
-    return Document(name, [made[k][1].text for k in kept], write)
+    return Document(name, [made[k][1].text for k in kept], write, [made[k][1] for k in kept])
 
 
 def read_document(name: str, data: bytes, limits: DocumentLimits = DocumentLimits()) -> Document:
@@ -242,7 +243,7 @@ def _docx_file(name: str, data: bytes, limits: DocumentLimits) -> Document:
         docx = DocxFile(data)
     except (KeyError, ValueError) as exc:
         raise BadDocument(f"{name} is not a .docx file ({exc})") from None
-    return Document(name, docx.units, docx.write)
+    return Document(name, docx.units, docx.write, list(docx.unit_objects))
 
 
 def translate_document(name: str, data: bytes, translate: Callable[[list[str]], list[str]],

@@ -23,7 +23,7 @@ from nmt.serve.documents import DocumentError, DocumentLimits, read_document
 from nmt.serve.protocol import HttpError, api_key, read_body
 from nmt.serve.refusals import Draining
 from nmt.serve.state import ServeState
-from nmt.serve.translating import translate_texts
+from nmt.serve.translating import translate_units
 
 log = logging.getLogger("nmt.serve")
 
@@ -68,7 +68,8 @@ async def translate_file(request: Request) -> Response:
         engine = state.router.route_auto([detected], target)[0]
     else:
         engine = state.router.route(source, target)
-    done = await translate_texts(request, state, doc.units, [engine] * len(doc.units), chunked=True)
+    done = await translate_units(request, state, doc.unit_objects or [None] * len(doc.units), doc.units,
+                                 [engine] * len(doc.units), chunked=True)
     out = await loop.run_in_executor(state.text_pool, doc.write, done.texts)
     name = await loop.run_in_executor(state.text_pool, state.files.put, upload.filename, out)
     log.info("translated file %s (%d units, %d bytes)", name.split(".", 1)[1], len(doc.units), len(out))

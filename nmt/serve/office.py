@@ -225,7 +225,11 @@ class DocxFile:
 
     @property
     def units(self) -> list[str]:
-        return [s.unit.text for para in self.paragraphs for s in para.segments if s.unit]
+        return [u.text for u in self.unit_objects]
+
+    @property
+    def unit_objects(self) -> list[Unit]:
+        return [s.unit for para in self.paragraphs for s in para.segments if s.unit]
 
     def write(self, translations: Sequence[str]) -> bytes:
         """The file with unit i replaced by `translations[i]`; once per `DocxFile` (the runs move)."""

@@ -2,7 +2,7 @@
 
 `nmt translate --input FILE.docx --output OUT.docx` (also .srt, .html, .htm): the file is read into
 units (`nmt.serve.documents`: paragraphs, subtitle cues, HTML blocks with their inline markup as
-placeholders), each unit cut into sentences with its layout kept (`nmt.serve.sentences`), the
+placeholders; with an ONNX package tag pairs leave the text and are put back by alignment), each unit cut into sentences with its layout kept (`nmt.serve.sentences`), the
 sentences translated on the server's per-batch path (`nmt.serve.decoding.translate_sentences`:
 spans and placeholders kept, the loop guard), and the file written back with its formatting.
 """
@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from nmt.decode.lines import LineTranslator
+from nmt.serve.align import SentenceAligner
 from nmt.serve.decoding import translate_sentences
 from nmt.serve.documents import read_document
+from nmt.serve.pairs import align_pairs, has_pairs, plain_text, with_pairs
 from nmt.serve.sentences import SentenceSplitter
 
 DOCUMENTS = (".docx", ".srt", ".html", ".htm")  # extensions translated as documents; others: one sentence per line
@@ -22,10 +24,15 @@ BATCH = 256  # sentences handed to the translator at a time
 
 def translate_document_file(translator: LineTranslator, name: str, data: bytes, source_lang: str,
                             progress: Callable[[int], None] | None = None) -> bytes:
-    """The translated file's bytes; a `DocumentError` (an `NmtError`) for a file that cannot be read."""
+    """The translated file's bytes; a `DocumentError` (an `NmtError`) for a file that cannot be read.
+    With an ONNX package, tag pairs (HTML, subtitles, a .docx paragraph's runs) are put back by the
+    model's alignment, as the server puts them back (`nmt.serve.translating.translate_units`)."""
     doc = read_document(name, data)
+    aligner = _aligner(translator)
+    units = doc.unit_objects or [None] * len(doc.units)
+    plains = [plain_text(u) if u is not None and aligner is not None and has_pairs(u) else None for u in units]
     splitter = SentenceSplitter(source_lang)
-    segmented = [splitter.split(unit) for unit in doc.units]
+    segmented = [splitter.split(t if p is None else p[0]) for t, p in zip(doc.units, plains)]
     sentences = [s for seg in segmented for s in seg.sentences]
     outputs = []
     for start in range(0, len(sentences), BATCH):
@@ -33,8 +40,17 @@ def translate_document_file(translator: LineTranslator, name: str, data: bytes, 
         if progress is not None:
             progress(len(sentences[start:start + BATCH]))
     texts, done = [], 0
-    for seg in segmented:
-        mine = outputs[done:done + len(seg.sentences)]
+    for seg, unit, plain in zip(segmented, units, plains):
+        mine = [o.texts[0] for o in outputs[done:done + len(seg.sentences)]]
         done += len(mine)
-        texts.append(seg.join([o.texts[0] for o in mine]))
+        joined = seg.join(mine)
+        texts.append(joined if unit is None or plain is None or aligner is None else
+                     with_pairs(unit, plain[0], joined, plain[1], align_pairs(aligner, seg, mine, plain[1])))
     return doc.write(texts)
+
+
+def _aligner(translator: LineTranslator) -> SentenceAligner | None:
+    """The pairs' aligner for an ONNX package's translator; None for another engine (placeholders)."""
+    from nmt.runtime.translator import OnnxTranslator
+
+    return SentenceAligner(translator, translator.vocabs.tgt_lang) if isinstance(translator, OnnxTranslator) else None

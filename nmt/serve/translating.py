@@ -137,29 +137,42 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
     return Texts(out, alts, confidence, generation, segmented, best)
 
 
+async def translate_units(request: Request, state: ServeState, units: Sequence[Unit | None], texts: list[str],
+                          routes: list[Engine], alternatives: int = 0, chunked: bool = False, watched: bool = True,
+                          glossaries: Sequence[Glossary | None] | None = None) -> Texts:
+    """`translate_texts` of units of markup (`texts[i]` is `units[i].text`; a None unit is plain text):
+    with an ONNX package, a unit's tag pairs leave the text the model reads and are put back where the
+    model's own alignment says (`nmt.serve.pairs`); a CTranslate2 folder's units keep them as placeholders.
+    The translations are the units' masked texts, for `Unit.restore()`."""
+    models = [e.current for e in routes]  # the models that translate them align them, a reload meanwhile or not
+    plains = [plain_text(u) if u is not None and m.engine == "onnx" and has_pairs(u) else None
+              for u, m in zip(units, models)]
+    done = await translate_texts(request, state, [t if p is None else p[0] for t, p in zip(texts, plains)], routes,
+                                 alternatives, chunked=chunked, watched=watched, glossaries=glossaries)
+    if not any(p is not None for p in plains):
+        return done
+    best = await asyncio.get_running_loop().run_in_executor(state.text_pool, _aligned, units, plains, models, done)
+    others = [[a if p is None else with_pairs(u, p[0], a, p[1], {}) for a in alts]  # type: ignore[arg-type]
+              for u, p, alts in zip(units, plains, done.alternatives)]
+    return replace(done, texts=best, alternatives=others)
+
+
 async def translate_html(request: Request, state: ServeState, docs: list[HtmlDocument], engines: list[Engine],
                          alternatives: int = 0, found: list[Detected] | None = None, chunked: bool = False,
                          glossaries: Sequence[Glossary | None] | None = None) -> Texts:
-    """Translate each HTML document's units (one list for the batcher) and rebuild the documents: the
-    j-th alternative of a document takes each unit's j-th alternative (its translation where it has fewer).
-    With an ONNX package, a unit's tag pairs leave the text the model reads and are put back where the
-    model's own alignment says (`nmt.serve.pairs`); a CTranslate2 folder's units keep them as placeholders."""
+    """Translate each HTML document's units (one list for the batcher, `translate_units`) and rebuild the
+    documents: the j-th alternative of a document takes each unit's j-th alternative (its translation where
+    it has fewer)."""
     units = [u for doc in docs for u in doc.unit_objects]
-    routes = [e for doc, e in zip(docs, engines) for _ in doc.units]
-    models = [e.current for e in routes]  # the models that translate them align them, a reload meanwhile or not
-    plains = [plain_text(u) if m.engine == "onnx" and has_pairs(u) else None for u, m in zip(units, models)]
     aside = state.watch.aside(state.text_pool, [" ".join(doc.units) for doc in docs], engines, found)
-    done = await translate_texts(request, state, [u.text if p is None else p[0] for u, p in zip(units, plains)],
-                                 routes, alternatives, chunked=chunked, watched=False,
+    done = await translate_units(request, state, units, [u.text for u in units],
+                                 [e for doc, e in zip(docs, engines) for _ in doc.units], alternatives,
+                                 chunked=chunked, watched=False,
                                  glossaries=None if glossaries is None else
                                  [g for doc, g in zip(docs, glossaries) for _ in doc.units])
     if aside is not None:
         await aside
     best, others = done.texts, done.alternatives
-    if any(p is not None for p in plains):
-        best = await asyncio.get_running_loop().run_in_executor(state.text_pool, _aligned, units, plains, models, done)
-        others = [[a if p is None else with_pairs(u, p[0], a, p[1], {}) for a in alts]
-                  for u, p, alts in zip(units, plains, others)]
     texts, alts, confidence, start = [], [], [], 0
     for doc in docs:
         mine = slice(start, start + len(doc.units))
@@ -173,12 +186,12 @@ async def translate_html(request: Request, state: ServeState, docs: list[HtmlDoc
     return Texts(texts, alts, confidence, done.generation)
 
 
-def _aligned(units: list[Unit], plains: list[tuple[str, list[PairRange]] | None], models: list[Model],
+def _aligned(units: Sequence[Unit | None], plains: list[tuple[str, list[PairRange]] | None], models: list[Model],
              done: Texts) -> list[str]:
     """Each unit's translation with its pairs' placeholders written in by alignment (on a text thread)."""
     out = list(done.texts)
     for i, (unit, plain, model) in enumerate(zip(units, plains, models)):
-        if plain is not None:
+        if unit is not None and plain is not None:
             aligner = thread_aligner(model)
             found = {} if aligner is None else align_pairs(aligner, done.segmented[i], done.best[i], plain[1])
             out[i] = with_pairs(unit, plain[0], done.texts[i], plain[1], found)

@@ -136,3 +136,22 @@ def test_nmt_translate_dispatches_a_docx_by_its_extension(package: Path, tmp_pat
     assert run.returncode == 0, run.stderr[-2000:]
     translator = OnnxTranslator.from_dir(package, device="cpu", threads=1)
     assert docx.Document(target).paragraphs[0].text == offline(translator, ["s1 s2 s3"])[0]
+
+
+def test_an_html_file_comes_back_as_format_html_answers_through_the_server_and_the_cli(
+        server: ThreadServer, translator, package: Path, tmp_path: Path) -> None:
+    """Tag pairs are put back by the model's alignment on every path: `format: html`, the same page
+    uploaded to /translate_file, and `nmt translate --input page.html` without a server."""
+    html = '<p>s1 s2 <b>s5 s6</b> s7 <a href="#x">s8</a> s9.</p>'
+    want = offline_html(translator, html)
+    assert want.count("<b>") == 1 and want.count('<a href="#x">') == 1
+    assert post(server.url, json=ask(html, format="html")).json()["translatedText"] == want
+    r = post(server.url, path="/translate_file", data={"source": "de", "target": "en"},
+             files={"file": ("page.html", html.encode(), "text/html")})
+    assert httpx.get(r.json()["translatedFileUrl"], timeout=30).text == want
+    source, target = tmp_path / "page.html", tmp_path / "page.en.html"
+    source.write_text(html, encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "nmt.cli", "translate", "--model", str(package), "--input",
+                          str(source), "--output", str(target)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert target.read_text(encoding="utf-8") == want
