@@ -12,8 +12,9 @@ set it puts the tag on the expected word where the translation has it more often
 placeholder mechanism does (docs/serving.md).
 
 A step returns the 2K best next symbols per row, not the whole distribution: an output symbol
-outside a row's best two is scored at the second best's log-probability, an upper bound, so a
-drop is never overstated.
+outside a row's best two is scored at the second best's log-probability, an upper bound. The
+output is the model's own, so its symbols are nearly always among the unmasked row's best two
+(scored exactly), and a drop is then never overstated.
 """
 
 from __future__ import annotations
