@@ -208,6 +208,7 @@ def build_app(state: ServeState) -> Starlette:
         await asyncio.get_running_loop().run_in_executor(None, state.batcher.join)
         await state.watch.stop()  # the last traffic snapshot, everything decoded counted
         state.text_pool.shutdown(wait=False)
+        state.align_pool.shutdown(wait=False)
 
     routes = [
         Route("/", page),

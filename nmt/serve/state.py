@@ -42,6 +42,9 @@ class ServeState:
     files: FileStore  # translated files waiting for /download_file
     glossaries: dict[str, Glossary] = field(default_factory=dict)  # --glossary, by direction
     text_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-text"))
+    # tag pairs put back by alignment (model passes): apart from the text thread, so a long HTML page
+    # never holds up the sentence splitting of the requests behind it
+    align_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-align"))
     ready: bool = False
     draining: bool = False
     in_flight: int = 0

@@ -151,7 +151,7 @@ async def translate_units(request: Request, state: ServeState, units: Sequence[U
                                  alternatives, chunked=chunked, watched=watched, glossaries=glossaries)
     if not any(p is not None for p in plains):
         return done
-    best = await asyncio.get_running_loop().run_in_executor(state.text_pool, _aligned, units, plains, models, done)
+    best = await asyncio.get_running_loop().run_in_executor(state.align_pool, _aligned, units, plains, models, done)
     others = [[a if p is None else with_pairs(u, p[0], a, p[1], {}) for a in alts]  # type: ignore[arg-type]
               for u, p, alts in zip(units, plains, done.alternatives)]
     return replace(done, texts=best, alternatives=others)
@@ -188,7 +188,7 @@ async def translate_html(request: Request, state: ServeState, docs: list[HtmlDoc
 
 def _aligned(units: Sequence[Unit | None], plains: list[tuple[str, list[PairRange]] | None], models: list[Model],
              done: Texts) -> list[str]:
-    """Each unit's translation with its pairs' placeholders written in by alignment (on a text thread)."""
+    """Each unit's translation with its pairs' placeholders written in by alignment (on the align thread)."""
     out = list(done.texts)
     for i, (unit, plain, model) in enumerate(zip(units, plains, models)):
         if unit is not None and plain is not None:

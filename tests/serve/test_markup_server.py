@@ -155,3 +155,34 @@ def test_an_html_file_comes_back_as_format_html_answers_through_the_server_and_t
                           str(source), "--output", str(target)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert target.read_text(encoding="utf-8") == want
+
+
+def test_a_page_being_aligned_holds_up_no_plain_text_request(server: ThreadServer, translator,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The alignment runs on its own thread: while a page's pairs are being put back, a plain-text
+    request (cut into sentences on the text thread) is answered."""
+    import threading
+
+    from nmt.serve import translating
+
+    started, release, real = threading.Event(), threading.Event(), translating._aligned
+
+    def slow(*args):
+        started.set()
+        release.wait(60)
+        return real(*args)
+
+    monkeypatch.setattr(translating, "_aligned", slow)
+    page: dict[str, httpx.Response] = {}
+    worker = threading.Thread(target=lambda: page.update(r=post(server.url, json=ask("<p>s1 <b>s2</b> s3</p>",
+                                                                                     format="html"))))
+    worker.start()
+    try:
+        assert started.wait(30)
+        plain = post(server.url, timeout_s=10, json=ask("s4 s5"))
+        assert plain.status_code == 200 and plain.json()["translatedText"] == offline(translator, ["s4 s5"])[0]
+        assert "r" not in page  # the page was still waiting for its alignment
+    finally:
+        release.set()
+        worker.join(60)
+    assert page["r"].status_code == 200 and "<b>" in page["r"].json()["translatedText"]
