@@ -129,9 +129,9 @@ def _whole_reply(sock: socket.socket) -> str:
     data = b""
     while chunk := sock.recv(4096):
         data += chunk
-        head, _, body = data.partition(b"\r\n\r\n")
+        head, sep, body = data.partition(b"\r\n\r\n")
         length = re.search(rb"content-length: (\d+)", head, re.IGNORECASE)
-        if _ and length and len(body) >= int(length.group(1)):
+        if sep and length and len(body) >= int(length.group(1)):
             break
     return data.decode()
 
