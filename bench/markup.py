@@ -110,9 +110,8 @@ def build_set(sources: list[str], refs: list[str], lexicon: Any | None, per_sent
     return out
 
 
-def translate_sentences_of(translator: Any, splitter: Any, texts: list[str]) -> tuple[list[Any], list[list[str]]]:
-    """Texts cut into sentences as the server's text path does and decoded in batches: per text,
-    its `Segmented` and each sentence's translation."""
+def translate_texts(translator: Any, splitter: Any, texts: list[str]) -> list[str]:
+    """Texts translated as the server's text path does: cut into sentences, decoded in batches, joined."""
     from nmt.serve.decoding import translate_sentences
 
     segmented = [splitter.split(t) for t in texts]
@@ -121,36 +120,22 @@ def translate_sentences_of(translator: Any, splitter: Any, texts: list[str]) -> 
     for start in range(0, len(sentences), BATCH):
         for out in translate_sentences(translator, sentences[start:start + BATCH])[0]:
             best.append(out.texts[0] if hasattr(out, "texts") else out[0])
-    per_text, at = [], 0
+    done, at = [], 0
     for seg in segmented:
-        per_text.append(best[at:at + len(seg.sentences)])
-        at += len(seg.sentences)
-    return segmented, per_text
+        n = len(seg.sentences)
+        done.append(seg.join(best[at:at + n]))
+        at += n
+    return done
 
 
-def translate_texts(translator: Any, splitter: Any, texts: list[str]) -> list[str]:
-    """Texts translated as the server's text path does: cut into sentences, decoded in batches, joined."""
-    segmented, best = translate_sentences_of(translator, splitter, texts)
-    return [seg.join(b) for seg, b in zip(segmented, best)]
+def translate_aligned(model: Any, docs: list[Any]) -> list[str]:
+    """The documents translated as the server does with an ONNX package: each unit's text without its
+    tag pairs, the pairs written back where the model's leave-span-out alignment puts them
+    (`nmt.serve.offline.translate_units`, the server's path without the server)."""
+    from nmt.serve.offline import translate_units
 
-
-def translate_aligned(model: Any, splitter: Any, docs: list[Any]) -> list[str]:
-    """The documents translated as the server does with an ONNX package (`nmt.serve.translating`):
-    each unit's text without its tag pairs, the pairs written back where the model's leave-span-out
-    alignment puts them (`nmt.serve.pairs`, `nmt.serve.align`)."""
-    from nmt.serve.align import SentenceAligner
-    from nmt.serve.pairs import align_pairs, has_pairs, plain_text, with_pairs
-
-    aligner = SentenceAligner(model.translator, model.languages[1])
-    units = [u for doc in docs for u in doc.unit_objects]
-    plains = [plain_text(u) if has_pairs(u) else None for u in units]
-    segmented, best = translate_sentences_of(model.translator, splitter,
-                                             [u.text if p is None else p[0] for u, p in zip(units, plains)])
-    done = []
-    for unit, plain, seg, mine in zip(units, plains, segmented, best):
-        joined = seg.join(mine)
-        done.append(joined if plain is None else
-                    with_pairs(unit, plain[0], joined, plain[1], align_pairs(aligner, seg, mine, plain[1])))
+    done = translate_units(model.translator, [u for doc in docs for u in doc.units],
+                           [u for doc in docs for u in doc.unit_objects], model.languages[0])
     out, at = [], 0
     for doc in docs:
         out.append(doc.rebuild(done[at:at + len(doc.units)]))
@@ -246,7 +231,7 @@ def measure(package: Path, data: Path, splits: list[str], sentences: int, per_se
     plain_out = translate_texts(model.translator, splitter, [item["source"] for item in items])
     t1 = time.monotonic()
     docs = [parse_html(item["tagged"]) for item in items]  # all units decoded together, as a server's batches
-    tagged_out = translate_aligned(model, splitter, docs)
+    tagged_out = translate_aligned(model, docs)
     t2 = time.monotonic()
     units = translate_texts(model.translator, splitter, [u for doc in docs for u in doc.units])
     placeholder_out, at = [], 0

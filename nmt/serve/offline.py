@@ -9,12 +9,13 @@ spans and placeholders kept, the loop guard), and the file written back with its
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from nmt.decode.lines import LineTranslator
 from nmt.serve.align import SentenceAligner
 from nmt.serve.decoding import translate_sentences
 from nmt.serve.documents import read_document
+from nmt.serve.inline import Unit
 from nmt.serve.pairs import align_pairs, has_pairs, plain_text, with_pairs
 from nmt.serve.sentences import SentenceSplitter
 
@@ -24,29 +25,36 @@ BATCH = 256  # sentences handed to the translator at a time
 
 def translate_document_file(translator: LineTranslator, name: str, data: bytes, source_lang: str,
                             progress: Callable[[int], None] | None = None) -> bytes:
-    """The translated file's bytes; a `DocumentError` (an `NmtError`) for a file that cannot be read.
-    With an ONNX package, tag pairs (HTML, subtitles, a .docx paragraph's runs) are put back by the
-    model's alignment, as the server puts them back (`nmt.serve.translating.translate_units`)."""
+    """The translated file's bytes; a `DocumentError` (an `NmtError`) for a file that cannot be read."""
     doc = read_document(name, data)
+    return doc.write(translate_units(translator, doc.units, doc.unit_objects or [None] * len(doc.units),
+                                     source_lang, progress))
+
+
+def translate_units(translator: LineTranslator, texts: list[str], units: Sequence[Unit | None], source_lang: str,
+                    progress: Callable[[int], None] | None = None) -> list[str]:
+    """Each unit's translation (`texts[i]` is `units[i].text`; None: plain text), for `Unit.restore()`:
+    cut into sentences, decoded `BATCH` at a time; with an ONNX package a unit's tag pairs leave the
+    text and are put back by the model's alignment, as the server puts them back
+    (`nmt.serve.translating.translate_units`)."""
     aligner = _aligner(translator)
-    units = doc.unit_objects or [None] * len(doc.units)
     plains = [plain_text(u) if u is not None and aligner is not None and has_pairs(u) else None for u in units]
     splitter = SentenceSplitter(source_lang)
-    segmented = [splitter.split(t if p is None else p[0]) for t, p in zip(doc.units, plains)]
+    segmented = [splitter.split(t if p is None else p[0]) for t, p in zip(texts, plains)]
     sentences = [s for seg in segmented for s in seg.sentences]
     outputs = []
     for start in range(0, len(sentences), BATCH):
         outputs += translate_sentences(translator, sentences[start:start + BATCH])[0]
         if progress is not None:
             progress(len(sentences[start:start + BATCH]))
-    texts, done = [], 0
+    done, at = [], 0
     for seg, unit, plain in zip(segmented, units, plains):
-        mine = [o.texts[0] for o in outputs[done:done + len(seg.sentences)]]
-        done += len(mine)
+        mine = [o.texts[0] for o in outputs[at:at + len(seg.sentences)]]
+        at += len(mine)
         joined = seg.join(mine)
-        texts.append(joined if unit is None or plain is None or aligner is None else
-                     with_pairs(unit, plain[0], joined, plain[1], align_pairs(aligner, seg, mine, plain[1])))
-    return doc.write(texts)
+        done.append(joined if unit is None or plain is None or aligner is None else
+                    with_pairs(unit, plain[0], joined, plain[1], align_pairs(aligner, seg, mine, plain[1])))
+    return done
 
 
 def _aligner(translator: LineTranslator) -> SentenceAligner | None:

@@ -176,25 +176,14 @@ def offline(translator: Any, lines: list[str]) -> list[str]:
 
 
 def offline_html(translator: Any, html: str) -> str:
-    """What the server answers for `format: html` with an ONNX package, without the server: each
-    unit's text without its tag pairs through `offline`, sentence by sentence, the pairs written
-    back by the model's alignment (`nmt.serve.pairs`)."""
-    from nmt.serve.align import SentenceAligner
+    """What the server answers for `format: html` with an ONNX package, without the server
+    (`nmt.serve.offline.translate_units`: tag pairs put back by the model's alignment)."""
     from nmt.serve.markup import parse_html
-    from nmt.serve.pairs import align_pairs, has_pairs, plain_text, with_pairs
-    from nmt.serve.sentences import SentenceSplitter
+    from nmt.serve.offline import translate_units
 
-    languages = translator.package.card["languages"]
-    splitter, aligner = SentenceSplitter(languages["src"]), SentenceAligner(translator, languages["tgt"])
-    doc, done = parse_html(html), []
-    for unit in doc.unit_objects:
-        plain = plain_text(unit) if has_pairs(unit) else None
-        seg = splitter.split(unit.text if plain is None else plain[0])
-        best = offline(translator, seg.sentences)
-        joined = seg.join(best)
-        done.append(joined if plain is None else
-                    with_pairs(unit, plain[0], joined, plain[1], align_pairs(aligner, seg, best, plain[1])))
-    return doc.rebuild(done)
+    doc = parse_html(html)
+    return doc.rebuild(translate_units(translator, doc.units, doc.unit_objects,
+                                       translator.package.card["languages"]["src"]))
 
 
 def both_packages(package: Path, root: Path) -> Path:
