@@ -152,16 +152,17 @@ def with_pairs(unit: Unit, plain: str, translation: str, ranges: list[PairRange]
         span = aligned.get(r.open)
         if span is not None and span[0] < span[1] and all(_nests(span, other) for other in placed.values()):
             placed[r.open] = span
-    events: list[tuple[int, int, int, str]] = []  # (place, closes first, inner/outer order, placeholder)
+    # (place, closes first, the outer pair's open first and its close last, slot order on a tie, placeholder)
+    events: list[tuple[int, int, int, int, str]] = []
     for r in ranges:
         close = unit.slots[r.open].partner
         assert close is not None
         if r.open in placed:
             a, b = placed[r.open]
-            events += [(a, 1, -b, str(r.open + 1)), (b, 0, -a, str(close + 1))]
+            events += [(a, 1, -b, r.open, str(r.open + 1)), (b, 0, -a, close, str(close + 1))]
         else:
             where = _word_edge(translation, round(len(translation) * r.start / max(1, len(plain))))
-            events += [(where, 1, 0, f"{r.open + 1} {close + 1}")]
+            events += [(where, 1, 0, r.open, f"{r.open + 1} {close + 1}")]
     kept = _kept(unit)
 
     def numbered(text: str) -> str:  # the plain text's placeholders back to the unit's slot numbers
@@ -169,7 +170,7 @@ def with_pairs(unit: Unit, plain: str, translation: str, ranges: list[PairRange]
                         else m.group(0), text)
 
     out, last = [], 0
-    for place, _, _, text in sorted(events):
+    for place, _, _, _, text in sorted(events):
         out += [numbered(translation[last:place]), f" {text} "]
         last = place
     out.append(numbered(translation[last:]))

@@ -109,3 +109,16 @@ def test_a_pair_around_a_number_goes_around_the_same_placeholder_without_the_ali
     assert aligner.asked == [] and found == {ranges[0].open: (7, 8)}
     out = unit.restore(with_pairs(unit, text, "He ran 1 laps in 2 hours.", ranges, found))
     assert out == "He ran <b>17</b> laps in 2 hours."
+
+
+def test_pairs_on_the_same_words_nest_as_in_the_source_past_nine_slots() -> None:
+    """Two pairs aligned to the same words keep the source's nesting, slot numbers of two digits included."""
+    html = "<p>" + " ".join(f"w{k} <b>x{k}</b>" for k in range(4)) + " und <i><u>schön</u></i> hier.</p>"
+    unit = unit_of(html)
+    text, ranges = plain_text(unit)
+    i, u = ranges[-2], ranges[-1]
+    assert i.open >= 8 and text[i.start:i.end] == text[u.start:u.end] == "schön"
+    out = "w0 x0 w1 x1 w2 x2 w3 x3 and nice here."
+    nice = (out.index("nice"), out.index("nice") + 4)
+    done = unit.restore(with_pairs(unit, text, out, ranges, {i.open: nice, u.open: nice}))
+    assert "<i><u>nice</u></i>" in done
