@@ -48,6 +48,13 @@ def all_sum(values: list[float], info: Dist, device: torch.device) -> list[float
     return t.tolist()
 
 
+def all_sum_tensor(value: torch.Tensor, info: Dist) -> torch.Tensor:
+    """Sum a device tensor over all ranks, on the device (no host synchronisation)."""
+    if info.enabled:
+        dist.all_reduce(value)
+    return value
+
+
 def shutdown(info: Dist) -> None:
     if info.enabled and dist.is_initialized():
         dist.destroy_process_group()

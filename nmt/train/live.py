@@ -1,20 +1,67 @@
-"""DVCLive metrics of a training run: the records of `Progress.history`, stepped by update."""
+"""Training metrics as DVC reads them: the records of `Progress.history`, stepped by update.
+
+With DVCLive installed, its `Live` logger writes them. Without it (a plain PyTorch image on a GPU
+machine has no DVC), `MetricFiles` writes the same files DVCLive would for these calls, so the
+train stage runs unchanged there: `<dir>/metrics.json` (the latest value of every metric and its
+step) and `<dir>/plots/metrics/<name>.tsv` (a `step<TAB><name>` header, then one row per logged
+value), appended to on resume.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
 from pathlib import Path
 from typing import Any
 
 from nmt.errors import NmtError
+from nmt.files.atomic import atomic_write_text
+
+log = logging.getLogger(__name__)
+
+
+class MetricFiles:
+    """DVCLive's metric files for `step`, `log_metric`, `make_summary` and `end`, without DVCLive."""
+
+    def __init__(self, root: Path, resume: bool) -> None:
+        self.root, self.step = Path(root), 0
+        self.plots = self.root / "plots" / "metrics"
+        self.summary: dict[str, Any] = {}
+        if resume and (self.root / "metrics.json").is_file():
+            self.summary = json.loads((self.root / "metrics.json").read_text(encoding="utf-8"))
+        elif not resume and self.plots.is_dir():
+            for old in self.plots.glob("*.tsv"):
+                old.unlink()
+        self.plots.mkdir(parents=True, exist_ok=True)
+
+    def log_metric(self, name: str, value: float) -> None:
+        path = self.plots / f"{name}.tsv"
+        new = not path.is_file()
+        with path.open("a", encoding="utf-8") as f:
+            if new:
+                f.write(f"step\t{name}\n")
+            f.write(f"{self.step}\t{value}\n")
+        self.summary[name] = value
+
+    def make_summary(self) -> None:
+        self.summary["step"] = self.step
+        atomic_write_text(self.root / "metrics.json", json.dumps(self.summary, indent=4) + "\n")
+
+    def end(self) -> None:
+        self.make_summary()
 
 
 def open_live(live_dir: Path | None, resume: bool) -> Any:
-    """A DVCLive logger writing to `live_dir` (None: no logging); `resume` continues its files."""
+    """A metrics logger writing to `live_dir` (None: no logging): DVCLive's, else `MetricFiles`;
+    `resume` continues its files."""
     if live_dir is None:
         return None
-    from dvclive import Live
-    from scmrepo.exceptions import SCMError
-
+    try:
+        from dvclive import Live
+        from scmrepo.exceptions import SCMError
+    except ImportError:
+        log.info("DVCLive is not installed: writing its metric files in %s directly", live_dir)
+        return MetricFiles(live_dir, resume)
     try:
         return Live(dir=str(live_dir), resume=resume, save_dvc_exp=False, report=None, dvcyaml=None)
     except SCMError as exc:  # DVCLive reads the git revision of the project

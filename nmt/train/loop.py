@@ -14,9 +14,7 @@ matmuls (`train.precision`).
 from __future__ import annotations
 
 import logging
-import math
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -28,13 +26,11 @@ from tqdm import tqdm
 
 from nmt.config.model import ModelConfig
 from nmt.config.train import TrainConfig
-from nmt.errors import ConfigError, NmtError, TrainingDiverged, TrainingInterrupted
+from nmt.errors import ConfigError, NmtError, TrainingInterrupted
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer, build_model
-from nmt.text.vocab import PAD_ID
 from nmt.text.vocabularies import Vocabularies, load_vocabularies
 from nmt.train.batching import (
-    Batch,
     Pairs,
     TokenPair,
     collate,
@@ -45,13 +41,14 @@ from nmt.train.batching import (
     padding_waste,
     shard,
 )
-from nmt.train.distributed import Dist, all_sum, init_distributed
+from nmt.train.distributed import Dist, init_distributed
 from nmt.train.live import log_live, open_live
 from nmt.train.pairs import bin_direction
 from nmt.train.loss import LabelSmoothingKL
 from nmt.train.monitor import greedy_bleu, validation_loss
 from nmt.train.resume import Progress, restore, resume_conflict, state_dict
 from nmt.train.schedule import build_optimizer
+from nmt.train.step import Pending, check_losses, guarded_update
 from nmt.train.stop import GracefulStop
 
 log = logging.getLogger(__name__)
@@ -80,6 +77,7 @@ class Run:
     device: torch.device
     info: Dist  # this process's rank and the world size
     bf16: bool  # forward passes under bf16 autocast
+    lazy_checks: bool  # losses read back at log points, not after every update (an accelerator: no waiting on it)
     live: Any  # DVCLive logger (rank 0 with a live_dir), else None
 
 
@@ -102,12 +100,12 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
     with GracefulStop() as stop:
         while prog.epoch < cfg.epochs and not _reached(cfg, prog):
             epoch = epoch_batches(run, prog)
-            run_epoch(run, prog, epoch, stop)
+            seconds = run_epoch(run, prog, epoch, stop)
             if prog.batch < len(epoch.batches):  # stopped by train.max_steps inside the epoch
                 save(run, prog, epoch_end=False)
                 break
             prog.epoch, prog.batch = prog.epoch + 1, 0
-            improved = end_of_epoch(run, prog, epoch.waste)
+            improved = end_of_epoch(run, prog, epoch.waste, seconds)
             save(run, prog, epoch_end=True, best=improved)
             if prog.bad_epochs >= cfg.patience:
                 log.info("early stopping: %s did not improve for %d epochs", cfg.early_stop_metric, cfg.patience)
@@ -142,6 +140,7 @@ def setup(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
     run = Run(model_cfg=model_cfg, cfg=cfg, vocabs=vocabs, token_pairs=data.tokens, train_pairs=data.train,
               val_pairs=data.val, model=model, net=net, criterion=criterion, optimizer=optimizer,
               scheduler=scheduler, ckpts=ckpts, device=device, info=info, bf16=use_bf16(cfg.precision, device),
+              lazy_checks=lazy_loss_checks(device),
               live=open_live(live_dir, resume=prog is not None) if info.main else None)
     log.info("model: %s parameters on %s x%d (%s); %d training pairs", f"{sum(p.numel() for p in model.parameters()):,}",
              device, info.world, "bf16 autocast" if run.bf16 else "fp32", len(run.train_pairs))
@@ -156,6 +155,12 @@ def pick_device(kind: str, info: Dist) -> torch.device:
         torch.cuda.set_device(info.local_rank)
         return torch.device("cuda", info.local_rank)
     return torch.device("cpu")
+
+
+def lazy_loss_checks(device: torch.device) -> bool:
+    """Read losses back at log points only (an accelerator: the host does not wait on it every
+    update); on a CPU after every update, which costs nothing there."""
+    return device.type != "cpu"
 
 
 def use_bf16(precision: str, device: torch.device) -> bool:
@@ -198,84 +203,57 @@ def epoch_batches(run: Run, prog: Progress) -> Epoch:
     return Epoch(pairs, batches, waste)
 
 
-def run_epoch(run: Run, prog: Progress, epoch: Epoch, stop: GracefulStop) -> None:
+def run_epoch(run: Run, prog: Progress, epoch: Epoch, stop: GracefulStop) -> float:
     """Updates over `epoch.batches` from `prog.batch` on, until the epoch or `train.max_steps`
-    ends; checkpoints every `train.save_every` updates, and on SIGTERM / Ctrl-C, then stops."""
+    ends; checkpoints every `train.save_every` updates, and on SIGTERM / Ctrl-C, then stops.
+    Returns the seconds spent.
+
+    The losses stay on the device and are read (one host synchronisation) only where they are
+    needed: at a log point, before a checkpoint and at the epoch's end; on a CPU, after every update."""
     cfg, batches = run.cfg, epoch.batches
     bar = tqdm(total=len(batches), initial=prog.batch, desc=f"epoch {prog.epoch + 1}", unit="batch",
                disable=None if run.info.main else True, leave=False)
     seen, started = 0, time.perf_counter()
+    pending: list[Pending] = []
     while prog.batch < len(batches) and not _reached(cfg, prog):
         group = [collate(epoch.pairs, idx) for idx in batches[prog.batch:prog.batch + cfg.accum_steps]]
-        loss_sum, n_tokens = _checked_update(run, prog, group)
+        loss, n_tokens = guarded_update(run, prog, group)
+        pending.append(Pending(prog.step + 1, prog.batch, prog.batch + len(group) - 1, loss, n_tokens))
         prog.step, prog.batch = prog.step + 1, prog.batch + len(group)
         seen += n_tokens
         bar.update(len(group))
-        if prog.step % cfg.log_every == 0 or prog.batch >= len(batches):
-            record = {"step": prog.step, "train_loss": loss_sum / max(n_tokens, 1),
+        logs = prog.step % cfg.log_every == 0 or prog.batch >= len(batches) or _reached(cfg, prog)
+        saves = bool(cfg.save_every) and prog.step % cfg.save_every == 0
+        if logs or saves or stop.requested or not run.lazy_checks:
+            last = check_losses(run, prog, pending)
+            pending.clear()
+        if logs:
+            record = {"step": prog.step, "train_loss": last.loss / max(last.n_tokens, 1),
                       "lr": run.scheduler.get_last_lr()[0], "tokens_per_s": seen / (time.perf_counter() - started)}
             prog.history.append(record)
             bar.set_postfix(loss=f"{record['train_loss']:.3f}", lr=f"{record['lr']:.2e}",
                             tok_s=f"{record['tokens_per_s']:.0f}")
             log_live(run.live, record)
-        if cfg.save_every and prog.step % cfg.save_every == 0:
+        if saves:
             save(run, prog, epoch_end=False)
         if stop.requested:
             path = save(run, prog, epoch_end=False)
             raise TrainingInterrupted(f"stopped at update {prog.step}; checkpoint {path}; run again to resume")
     bar.close()
+    return time.perf_counter() - started
 
 
-def _checked_update(run: Run, prog: Progress, group: list[Batch]) -> tuple[float, int]:
-    """`update()`, with running out of GPU memory and a non-finite loss raised as errors that say what to do."""
-    try:
-        loss_sum, n_tokens = update(run, group)
-    except torch.OutOfMemoryError:
-        raise NmtError(f"out of GPU memory at update {prog.step + 1}; lower train.max_tokens "
-                       f"(now {run.cfg.max_tokens}) and raise train.accum_steps to keep the batch size") from None
-    if not math.isfinite(loss_sum):
-        raise TrainingDiverged(
-            f"loss is {loss_sum} at update {prog.step + 1} (epoch {prog.epoch + 1}, batches "
-            f"{prog.batch}-{prog.batch + len(group) - 1}); last good checkpoint: {run.ckpts.latest()}; "
-            "lower train.lr_factor or set train.clip_norm")
-    return loss_sum, n_tokens
-
-
-def update(run: Run, group: list[Batch]) -> tuple[float, int]:
-    """One optimizer update over `group` (gradient accumulation); returns (loss sum, target tokens)."""
-    net, cfg, device, info = run.net, run.cfg, run.device, run.info
-    net.train()
-    n_tokens = sum(b.n_tgt_tokens for b in group)
-    loss_sum = 0.0
-    for i, batch in enumerate(group):
-        batch = batch.to(device)
-        sync = net.no_sync() if info.enabled and i < len(group) - 1 else nullcontext()
-        with sync, torch.autocast(device.type, dtype=torch.bfloat16, enabled=run.bf16):
-            keep = batch.tgt_out != PAD_ID  # (B, T): only these positions reach the output layer
-            logits = net(batch.src, batch.tgt_in, keep)  # (N, V)
-            kl_sum, _ = run.criterion(logits, batch.tgt_out[keep])
-            (kl_sum / n_tokens).backward()
-        loss_sum += kl_sum.item()
-    loss_sum, n_tokens = all_sum([loss_sum, float(n_tokens)], info, device)
-    if not math.isfinite(loss_sum):
-        run.optimizer.zero_grad(set_to_none=True)
-        return loss_sum, int(n_tokens)
-    if cfg.clip_norm:
-        torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.clip_norm)
-    run.optimizer.step()
-    run.scheduler.step()
-    run.optimizer.zero_grad(set_to_none=True)
-    return loss_sum, int(n_tokens)
-
-
-def end_of_epoch(run: Run, prog: Progress, waste: float) -> bool:
+def end_of_epoch(run: Run, prog: Progress, waste: float, seconds: float) -> bool:
     """Validate, log, update early stopping on `train.early_stop_metric`; True if this epoch
-    is the best so far."""
+    is the best so far. `seconds`: the epoch's updates took that long (recorded as `epoch_s`,
+    the validation's as `val_s`)."""
     cfg = run.cfg
     record: dict[str, float] = {"step": prog.step, "epoch": prog.epoch, "padding_waste": waste}
+    started = time.perf_counter()
     record["val_loss"] = validation_loss(run.model, run.val_pairs, run.criterion, cfg.max_tokens, run.device, run.bf16)
     if cfg.val_bleu_sentences:
         record["val_bleu"] = greedy_bleu(run.model, run.val_pairs[: cfg.val_bleu_sentences], run.vocabs, run.device)
+    record["epoch_s"], record["val_s"] = seconds, time.perf_counter() - started
     prog.history.append(record)
     log_live(run.live, record)
     if run.info.main:

@@ -18,6 +18,7 @@ from nmt.errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from nmt.model import checkpoint
 from nmt.text.vocabularies import load_vocabularies
 from nmt.train import loop as train_module
+from nmt.train import step as step_module
 from nmt.train import resume as resume_module
 from nmt.train.batching import collate, load_pairs
 from nmt.train.loop import train
@@ -120,7 +121,7 @@ def test_bf16_precision_trains_under_autocast(corpus, tmp_path: Path, monkeypatc
 
 def test_sigterm_finishes_the_update_checkpoints_and_resumes(corpus, tmp_path: Path, monkeypatch) -> None:
     tokens, vocab = corpus
-    real_update, calls = train_module.update, []
+    real_update, calls = step_module.update, []
 
     def update_then_sigterm(*args, **kwargs):
         calls.append(1)
@@ -129,13 +130,13 @@ def test_sigterm_finishes_the_update_checkpoints_and_resumes(corpus, tmp_path: P
             os.kill(os.getpid(), signal.SIGTERM)
         return result
 
-    monkeypatch.setattr(train_module, "update", update_then_sigterm)
+    monkeypatch.setattr(step_module, "update", update_then_sigterm)
     with pytest.raises(TrainingInterrupted, match="stopped at update 3"):
         train(TINY_MODEL, tiny_train(max_steps=6), vocab, tokens, tmp_path / "run")
     saved = checkpoint.load(tmp_path / "run" / "step-00000003.pt")
     assert saved["step"] == 3 and saved["batch"] == 3
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handler restored
-    monkeypatch.setattr(train_module, "update", real_update)
+    monkeypatch.setattr(step_module, "update", real_update)
     resumed, prog = train(TINY_MODEL, tiny_train(max_steps=6), vocab, tokens, tmp_path / "run")
     straight, _ = train(TINY_MODEL, tiny_train(max_steps=6), vocab, tokens, tmp_path / "straight")
     assert prog.step == 6
@@ -159,6 +160,42 @@ def test_nan_loss_stops_with_step_and_keeps_last_good_checkpoint(corpus, tmp_pat
     good = checkpoint.load(tmp_path / "run" / "step-00000003.pt")
     assert all(torch.isfinite(v).all() for v in good["model"].values() if v.is_floating_point())
     assert not (tmp_path / "run" / "step-00000004.pt").exists()
+
+
+def test_on_an_accelerator_losses_are_read_once_a_window_and_a_nan_update_is_skipped(corpus, tmp_path: Path,
+                                                                                     monkeypatch) -> None:
+    """With lazy checks (an accelerator's mode, forced here on the CPU), the losses stay on the device
+    until a log point reads a window of them at once; a NaN loss inside the window still names its
+    own update, and the fused Adam skipped that update on the device, so the weights stay finite."""
+    tokens, vocab = corpus
+    monkeypatch.setattr(train_module, "lazy_loss_checks", lambda device: True)
+    real_forward, real_check, calls, reads = train_module.LabelSmoothingKL.forward, train_module.check_losses, [], []
+
+    def poisoned(self, logits, target):
+        calls.append(1)
+        total, count = real_forward(self, logits, target)
+        return (total * float("nan"), count) if len(calls) == 2 else (total, count)
+
+    def counted(run, prog, pending):
+        reads.append(len(pending))
+        return real_check(run, prog, pending)
+
+    monkeypatch.setattr(train_module, "check_losses", counted)
+    _, prog = train(TINY_MODEL, tiny_train(max_steps=8, log_every=4, epochs=10), vocab, tokens, tmp_path / "lazy")
+    assert prog.step == 8 and sum(reads) == 8 and len(reads) < 8 and max(reads) == 4
+    weights_seen = []
+    real_step = step_module.update
+
+    def update_and_look(run, group):
+        out = real_step(run, group)
+        weights_seen.append(all(torch.isfinite(p).all() for p in run.model.parameters()))
+        return out
+
+    monkeypatch.setattr(step_module, "update", update_and_look)
+    monkeypatch.setattr(train_module.LabelSmoothingKL, "forward", poisoned)
+    with pytest.raises(TrainingDiverged, match=r"loss is nan at update 2 \(epoch 1, batches 1-1\)"):
+        train(TINY_MODEL, tiny_train(max_steps=8, log_every=4, epochs=10), vocab, tokens, tmp_path / "nan")
+    assert len(weights_seen) == 4 and all(weights_seen)  # read at update 4; the NaN update left no trace
 
 
 def test_early_stopping_after_patience_epochs_without_improvement(corpus, tmp_path: Path, monkeypatch) -> None:

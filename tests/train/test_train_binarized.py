@@ -36,7 +36,7 @@ def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> bool:
 
 
 def without_timing(history: list[dict]) -> list[dict]:
-    return [{k: v for k, v in h.items() if k != "tokens_per_s"} for h in history]
+    return [{k: v for k, v in h.items() if k not in ("tokens_per_s", "epoch_s", "val_s")} for h in history]
 
 
 def no_token_files(*args, **kwargs):
