@@ -25,7 +25,7 @@ TEST_SEED ?= 20261125
 TEST_WORKERS ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: install repro repro-general blind test bench lock clean-venv
+.PHONY: install repro repro-general blind test bench gpu-check lock clean-venv
 
 install: $(VENV)/.installed
 
@@ -84,6 +84,16 @@ bench: install  # after `make repro`: the benches read data/ and models/; then c
 	$(BIN)/python bench/serve_load.py --variants "--max-wait-ms 0" "--max-wait-ms 5" "--max-batch 64" "--decoders 2 --threads 1"
 	$(BIN)/python bench/serve_load.py --int8 --soak-s 0
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item publish
+
+# The GPU path's checks on a lent GPU (docs/training.md, bench/gpu_check.py): the data stages, then the bundle
+# .gpu/ (binarised Multi30k, vocabularies, the test set; git-ignored) that the device tool carries; the two device
+# calls and the collection of their figures are printed at the end. Offline: set NMT_DATA_MIRROR (../shared/data/multi30k).
+gpu-check: install
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro binarize
+	$(BIN)/python -m bench.gpu_check bundle --out .gpu
+	@echo 'next, with the device tool: run(command="python3 -m bench.gpu_device --part a --bundle .gpu --out $$OUT", carry=[".gpu"], timeout_s=420)'
+	@echo '                       then run(command="python3 -m bench.gpu_device --part b --bundle .gpu --out $$OUT", carry=[".gpu"], timeout_s=420)'
+	@echo 'after each: $(BIN)/python -m bench.gpu_check collect --from <files_at>; give_back at the end'
 
 clean-venv:
 	rm -rf $(VENV)

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from nmt.config.evaluate import Decoding
-from nmt.decode.lines import LineTranslator
+from nmt.decode.lines import LineTranslator, Tokenizer
 from nmt.decode import search
 from nmt.decode.backend import TorchBackend, beam_search, greedy
 from nmt.decode.hypotheses import Hypothesis
@@ -31,9 +31,10 @@ class Translator(LineTranslator):
 
     @classmethod
     def from_file(cls, path: Path | str, decoding: Decoding = Decoding(), batch_size: int = 64,
-                  device: str = "cpu") -> Translator:
+                  device: str = "cpu", tokenize: Tokenizer | None = None) -> Translator:
         """Load a final model file (train stage output) to decode with `decoding` (default: the
-        evaluate stage's tuned settings) on `device` (cpu, cuda, or auto: CUDA when torch has it)."""
+        evaluate stage's tuned settings) on `device` (cpu, cuda, or auto: CUDA when torch has it).
+        `tokenize`: lines -> (tokens, flags) instead of spaCy's tokenizer (pre-tokenized input)."""
         state = checkpoint.load(path)
         if "text" not in state:
             raise DataError(f"{path}: a training checkpoint, not a final model file (train stage output, "
@@ -43,7 +44,7 @@ class Translator(LineTranslator):
         checkpoint.load_weights(model, state["model"], Path(path))
         model.to(_torch_device(device)).eval()
         text = state["text"]
-        return cls(model=model, vocabs=vocabs, tokenize=make_tokenizer(text["src_lang"], text["lowercase"]),
+        return cls(model=model, vocabs=vocabs, tokenize=tokenize or make_tokenizer(text["src_lang"], text["lowercase"]),
                    detokenizer=Detokenizer.from_dict(text["detokenizer"]), beam_size=decoding.beam_size,
                    alpha=decoding.alpha, max_extra=decoding.max_extra, batch_size=batch_size)
 

@@ -1,0 +1,243 @@
+"""The device half of `make gpu-check`: what runs on a lent GPU, from the bundle that
+`python -m bench.gpu_check bundle` built here, writing every figure under `--out` ($OUT).
+
+Two parts, each under six minutes on one H100/H200, so both fit one lease on one warm machine:
+
+  a  the CUDA tests (tests/train/test_cuda.py), bench/gpu_mfu.py (base model MFU, eager and
+     compiled), and the default configuration's first epochs: seconds per epoch and per
+     validation (`epoch_s`, `val_s`), then torch.profiler over its first updates and its first
+     validation (the top operators by device time)              -> cuda_tests.xml, gpu_mfu.json, gpu_epochs.json
+  b  the GPU presets (presets/*.yaml): each trained by the train stage as it is
+     (`python -m nmt.train.stage`), then scored on the device (sacreBLEU with its signature and
+     chrF on the bundle's test set, from its spaCy tokens: the image has no spaCy)
+                                                                   -> gpu_presets.json, <preset>.<set>.<lang>
+
+Only torch, numpy, PyYAML, tqdm, matplotlib and sacrebleu are needed (the GPU image's); DVCLive,
+spaCy, DVC and Prefect are not. `--smoke` runs the same steps on any device with a tiny model and a
+few updates (the test suite runs it on the CPU).
+
+    python -m bench.gpu_device --part a|b|ab --bundle .gpu --out "$OUT" [--smoke]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PRESETS = ROOT / "presets"
+TINY = {"model": {"n_layers": 1, "d_model": 32, "n_heads": 2, "d_ff": 64},
+        "train": {"max_tokens": 256, "warmup": 10, "val_bleu_sentences": 8, "num_threads": 1, "max_val_loss": 50.0}}
+
+log = logging.getLogger("gpu_device")
+
+
+def merged(base: dict[str, Any], *overrides: dict[str, Any]) -> dict[str, Any]:
+    """`base` with each override's sections updated key by key (a preset names only what it changes)."""
+    out = {k: dict(v) if isinstance(v, dict) else v for k, v in base.items()}
+    for over in overrides:
+        for section, values in over.items():
+            out[section] = {**out.get(section, {}), **values}
+    return out
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    log.info("wrote %s", path)
+
+
+def device_name() -> str:
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+
+
+def cuda_tests(out: Path) -> dict[str, Any]:
+    """tests/train/test_cuda.py under pytest; the counts from its JUnit XML."""
+    xml = out / "cuda_tests.xml"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "cuda", "tests/train/test_cuda.py",
+                           f"--junitxml={xml}", "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True)
+    print(proc.stdout[-3000:], proc.stderr[-2000:], sep="\n", flush=True)
+    suite = ET.parse(xml).getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    counts = {k: int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped")}
+    counts["passed"] = counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"]
+    counts["failed"] = [c.get("name") for c in suite.iter("testcase")
+                        if c.find("failure") is not None or c.find("error") is not None]
+    return counts
+
+
+def mfu(out: Path, smoke: bool) -> None:
+    from bench import gpu_mfu
+
+    gpu_mfu.main(["--out", str(out)] + (["--smoke"] if smoke else []))
+
+
+def _configs(params: dict[str, Any]):
+    from nmt.config.loader import from_dict
+    from nmt.config.model import ModelConfig
+    from nmt.config.train import TrainConfig
+
+    return from_dict(ModelConfig, params["model"], key="model"), from_dict(TrainConfig, params["train"], key="train")
+
+
+def epochs(bundle: Path, work: Path, smoke: bool) -> dict[str, Any]:
+    """The default configuration (the bundle's params.yaml): its first epochs timed, then profiled."""
+    from dataclasses import replace
+
+    from nmt.train.loop import train
+
+    data = bundle / "multi30k"
+    params = yaml.safe_load((data / "params.yaml").read_text(encoding="utf-8"))
+    model_cfg, cfg = _configs(merged(params, TINY) if smoke else params)
+    n_epochs = 1 if smoke else 3
+    run_cfg = replace(cfg, epochs=n_epochs, patience=n_epochs, max_steps=None, device="auto")
+    shutil.rmtree(work / "ckpt-epochs", ignore_errors=True)  # a rerun on a warm machine starts afresh
+    started = time.perf_counter()
+    _, prog = train(model_cfg, run_cfg, data / "vocab", data / "tokens", work / "ckpt-epochs", bin_dir=data / "bin")
+    total = time.perf_counter() - started
+    per_epoch = [{k: h[k] for k in ("epoch", "step", "epoch_s", "val_s", "val_loss", "val_bleu") if k in h}
+                 for h in prog.history if "epoch_s" in h]
+    later = [e["epoch_s"] for e in per_epoch[1:]]
+    result = {"device": device_name(), "torch": torch.__version__, "epochs": per_epoch, "seconds_total": total,
+              "epoch1_over_later": per_epoch[0]["epoch_s"] / (sum(later) / len(later)) if later else None,
+              "profile": profile(model_cfg, replace(run_cfg, max_steps=3 if smoke else 40, epochs=1), data, work)}
+    return result
+
+
+def profile(model_cfg, cfg, data: Path, work: Path, top: int = 20) -> dict[str, Any]:
+    """torch.profiler over a fresh run's first updates and its validation: top operators by device
+    (CUDA) or CPU self time, and the share the top ones take."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    from nmt.train.loop import train
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    shutil.rmtree(work / "ckpt-profile", ignore_errors=True)
+    started = time.perf_counter()
+    with torch_profile(activities=activities) as prof:
+        train(model_cfg, cfg, data / "vocab", data / "tokens", work / "ckpt-profile", bin_dir=data / "bin")
+    wall = time.perf_counter() - started
+    key = "self_device_time_total" if torch.cuda.is_available() else "self_cpu_time_total"
+    events = [e for e in prof.key_averages() if getattr(e, key, 0) > 0]
+    events.sort(key=lambda e: getattr(e, key), reverse=True)
+    total = sum(getattr(e, key) for e in events) or 1.0
+    rows = [{"name": e.key, "calls": e.count, "self_ms": getattr(e, key) / 1e3, "share": getattr(e, key) / total,
+             "cpu_total_ms": e.cpu_time_total / 1e3} for e in events[:top]]
+    return {"updates": cfg.max_steps, "wall_s": wall, "time_kind": key, "device_ms_total": total / 1e3,
+            "top": rows}
+
+
+def pretokenized(tokens_file: Path, raw_file: Path):
+    """lines -> (tokens, flags) from the tokenize stage's output for these lines (spaCy's, made here)."""
+    from nmt.files.lines import read_lines
+    from nmt.text.tokenizer import normalize, read_tokenized
+
+    table = dict(zip((normalize(line) for line in read_lines(raw_file)), read_tokenized(tokens_file)))
+    return lambda lines: (table[normalize(line)] for line in lines)
+
+
+def presets(bundle: Path, out: Path, work: Path, smoke: bool, names: list[str]) -> dict[str, Any]:
+    """Each preset trained by the train stage as it is, then scored on the bundle's test set."""
+    data = bundle / "multi30k"
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    params = yaml.safe_load((data / "params.yaml").read_text(encoding="utf-8"))
+    results: dict[str, Any] = {"device": device_name(), "torch": torch.__version__, "presets": {}}
+    for name in names:
+        preset = yaml.safe_load((PRESETS / f"{name}.yaml").read_text(encoding="utf-8"))
+        extra = [TINY, {"train": {"epochs": 1, "max_steps": 4, "average_last": 1}}] if smoke else []
+        run_params = merged(params, preset, *extra, {"train": {"device": "auto"}})
+        run_dir = work / f"run-{name}"
+        shutil.rmtree(run_dir, ignore_errors=True)  # no resuming a previous call's checkpoints
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "params.yaml").write_text(yaml.safe_dump(run_params, sort_keys=False), encoding="utf-8")
+        model = run_dir / "model.pt"
+        started = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "nmt.train.stage", "--params", str(run_dir / "params.yaml"),
+                               "--vocab", str(data / "vocab"), "--tokens", str(data / "tokens"),
+                               "--bin", str(data / "bin"), "--checkpoints", str(run_dir / "checkpoints"),
+                               "--model", str(model), "--reports", str(run_dir / "reports"),
+                               "--train-reports", str(run_dir / "train")], cwd=ROOT, capture_output=True, text=True)
+        seconds = time.perf_counter() - started
+        print(proc.stderr[-3000:], flush=True)
+        entry: dict[str, Any] = {"train_s": seconds, "exit": proc.returncode, "params": preset}
+        if proc.returncode == 0:
+            entry.update(score(model, data, params["evaluate"], manifest["test_set"], out / name, smoke))
+            entry["train"] = json.loads((run_dir / "reports" / "train.json").read_text(encoding="utf-8")).get("stats")
+        else:
+            entry["error"] = proc.stderr.strip().splitlines()[-1:] if proc.stderr.strip() else ["(no output)"]
+        results["presets"][name] = entry
+    return results
+
+
+def score(model: Path, data: Path, evaluate: dict[str, Any], test_set: str, prefix: Path, smoke: bool) -> dict:
+    """Translate the test set with the evaluate stage's decoding and score it (sacreBLEU, chrF)."""
+    from sacrebleu.metrics import BLEU, CHRF
+
+    from nmt.config.evaluate import Decoding
+    from nmt.decode.translator import Translator
+    from nmt.files.lines import read_lines, split_file
+    from nmt.text.tokenizer import SUFFIX
+
+    state = torch.load(model, map_location="cpu", weights_only=True)
+    src, tgt = state["text"]["src_lang"], state["text"]["tgt_lang"]
+    sources = read_lines(split_file(data / "validated", test_set, src))
+    references = read_lines(split_file(data / "validated", test_set, tgt))
+    if smoke:
+        sources, references = sources[:16], references[:16]
+    decoding = Decoding(beam_size=1 if smoke else evaluate["beam_size"], alpha=evaluate["alpha"],
+                        max_extra=evaluate["max_extra"])
+    tokenize = pretokenized(split_file(data / "tokens", test_set, src, SUFFIX),
+                            split_file(data / "validated", test_set, src))
+    translator = Translator.from_file(model, decoding, evaluate["batch_size"], device="auto", tokenize=tokenize)
+    started = time.perf_counter()
+    searched = translator.search(sources)
+    hyps = [translator.detokenizer(translator.vocabs.output_tokens(r[1])) if r else "" for r in searched]
+    seconds = time.perf_counter() - started
+    out = prefix.with_name(f"{prefix.name}.{test_set}.{tgt}")
+    out.write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
+    bleu, chrf = BLEU(), CHRF()
+    b, c = bleu.corpus_score(hyps, [references]), chrf.corpus_score(hyps, [references])
+    return {"test_set": test_set, "sentences": len(hyps), "sacrebleu": round(b.score, 2),
+            "sacrebleu_signature": str(bleu.get_signature()), "chrf": round(c.score, 2),
+            "decoding": {"beam_size": decoding.beam_size, "alpha": decoding.alpha}, "decode_s": seconds,
+            "translations": out.name}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--part", choices=("a", "b", "ab"), default="ab", help="a: tests, MFU, epochs; b: presets")
+    p.add_argument("--bundle", type=Path, default=ROOT / ".gpu", help="the bundle folder (default .gpu)")
+    p.add_argument("--out", type=Path, required=True, help="where the figures go ($OUT on the device)")
+    p.add_argument("--work", type=Path, default=Path("/tmp/gpu-check"), help="checkpoints and models (not brought back)")
+    p.add_argument("--presets", nargs="*", default=["gpu-base"], help="presets/<name>.yaml to train in part b")
+    p.add_argument("--smoke", action="store_true", help="tiny model, a few updates, any device")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    if not args.smoke and not torch.cuda.is_available():
+        raise SystemExit("gpu_device: no CUDA device here; run it on a lent GPU, or with --smoke")
+    if not (args.bundle / "manifest.json").is_file():
+        raise SystemExit(f"gpu_device: no bundle at {args.bundle}: build it here first with `make gpu-check`")
+    args.out.mkdir(parents=True, exist_ok=True)
+    if "a" in args.part:
+        write_json(args.out / "gpu_tests.json", {"device": device_name(), "torch": torch.__version__,
+                                                 "cuda_tests": cuda_tests(args.out)})
+        mfu(args.out, args.smoke)
+        write_json(args.out / "gpu_epochs.json", epochs(args.bundle, args.work, args.smoke))
+    if "b" in args.part:
+        write_json(args.out / "gpu_presets.json", presets(args.bundle, args.out, args.work, args.smoke, args.presets))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

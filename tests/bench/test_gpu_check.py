@@ -1,0 +1,109 @@
+"""`make gpu-check` on the CPU: the bundle built here from the data stages' outputs, then the
+device half in its smoke mode (tiny model, a few updates) in a process where DVCLive, spaCy,
+DVC and Prefect cannot be imported, as on the GPU image; then its figures collected."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nmt.text.tokenizer import read_tokenized, restore_text
+from support.train import binarized, copy_corpus
+
+ROOT = Path(__file__).resolve().parents[2]
+ABSENT = ("dvclive", "spacy", "dvc", "prefect", "great_expectations")  # not on the GPU image
+
+
+def tiny_data(root: Path) -> Path:
+    """data/ as the pipeline leaves it after `dvc repro binarize`, with `val` as the scored set."""
+    tokens, vocab = copy_corpus(root / "tokens-src", n_train=120, n_val=16)
+    (root / "tokens").mkdir(parents=True)
+    for path in tokens.iterdir():
+        (root / "tokens" / path.name).write_bytes(path.read_bytes())
+    (root / "vocab").mkdir()
+    for path in vocab.iterdir():
+        (root / "vocab" / path.name).write_bytes(path.read_bytes())
+    binarized(root / "tokens", root / "vocab", root / "bin")
+    (root / "validated").mkdir()
+    for lang in ("de", "en"):
+        lines = [restore_text(t, f) for t, f in read_tokenized(root / "tokens" / f"val.{lang}.tsv")]
+        (root / "validated" / f"val.{lang}").write_text("".join(line + "\n" for line in lines))
+    return root
+
+
+def run(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, env=env)
+
+
+@pytest.mark.slow
+def test_the_bundle_runs_the_device_half_without_the_pipeline_packages(tmp_path: Path) -> None:
+    data = tiny_data(tmp_path / "data")
+    bundle = tmp_path / "bundle"
+    built = run(["bench.gpu_check", "bundle", "--data", str(data), "--out", str(bundle), "--test-set", "val"])
+    assert built.returncode == 0, built.stderr
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert manifest["test_set"] == "val" and "multi30k/bin/detokenizer.json" in manifest["sizes"]
+    assert "multi30k/tokens/val.de.tsv" in manifest["sizes"] and "multi30k/params.yaml" in manifest["sizes"]
+
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    for name in ABSENT:
+        (blocked / f"{name}.py").write_text(f"raise ImportError('{name} is not on the GPU image')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocked), str(ROOT)])}
+    out, work = tmp_path / "out", tmp_path / "work"
+    device = run(["bench.gpu_device", "--part", "ab", "--smoke", "--bundle", str(bundle), "--out", str(out),
+                  "--work", str(work)], env=env)
+    assert device.returncode == 0, device.stdout[-3000:] + device.stderr[-3000:]
+    assert "DVCLive is not installed" in device.stdout + device.stderr
+
+    tests = json.loads((out / "gpu_tests.json").read_text())["cuda_tests"]
+    assert tests["tests"] == 6 and tests["failed"] == []  # skipped without CUDA, run on a GPU
+    mfu = json.loads((out / "gpu_mfu.json").read_text())["results"]
+    assert mfu["smoke"] and mfu["variants"][0]["tokens_per_s"] > 0
+    epochs = json.loads((out / "gpu_epochs.json").read_text())
+    (first,) = epochs["epochs"]
+    assert first["epoch_s"] > 0 and first["val_s"] > 0 and first["step"] > 0 and epochs["epoch1_over_later"] is None
+    assert epochs["profile"]["updates"] == 3 and epochs["profile"]["top"][0]["self_ms"] > 0
+    preset = json.loads((out / "gpu_presets.json").read_text())["presets"]["gpu-base"]
+    assert preset["exit"] == 0 and preset["train"]["updates"] == 4
+    assert preset["sentences"] == 16 and preset["sacrebleu_signature"].startswith("nrefs:1")
+    assert len((out / preset["translations"]).read_text().splitlines()) == 16
+    assert sorted(p.name for p in out.iterdir() if p.is_file()) == sorted(
+        ["cuda_tests.xml", "gpu_tests.json", "gpu_mfu.json", "gpu_epochs.json", "gpu_presets.json",
+         preset["translations"]])  # all come back: at most 8 files, none in folders
+    assert not list(out.rglob("*.pt"))
+
+    results = tmp_path / "results"
+    collected = run(["bench.gpu_check", "collect", "--from", str(out), "--results", str(results)])
+    assert collected.returncode == 0, collected.stderr
+    assert sorted(p.name for p in results.iterdir()) == sorted(
+        ["gpu_tests.json", "gpu_mfu.json", "gpu_epochs.json", "gpu_presets.json",
+         f"gpu_translations.{preset['translations']}"])
+
+
+def test_a_bundle_without_the_data_stages_says_which_command_makes_them(tmp_path: Path) -> None:
+    built = run(["bench.gpu_check", "bundle", "--data", str(tmp_path / "nothing"), "--out", str(tmp_path / "b")])
+    assert built.returncode == 1 and "dvc repro binarize" in built.stderr and "Traceback" not in built.stderr
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("preset", sorted(p.stem for p in (ROOT / "presets").glob("*.yaml")))
+def test_every_preset_over_params_yaml_is_a_valid_train_stage_config(preset: str, tmp_path: Path) -> None:
+    import yaml
+
+    from bench.gpu_device import merged
+    from nmt.config.loader import load_sections
+    from nmt.train.stage import TrainParams
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    over = yaml.safe_load((ROOT / "presets" / f"{preset}.yaml").read_text())
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(merged(params, over)))
+    loaded = load_sections(tmp_path / "params.yaml", TrainParams)
+    for section, values in over.items():
+        for key, value in values.items():
+            assert getattr(getattr(loaded, section), key) == value, (section, key)
