@@ -4,8 +4,9 @@
 Two parts, each under six minutes on one H100/H200, so both fit one lease on one warm machine:
 
   a  the CUDA tests (tests/train/test_cuda.py), bench/gpu_mfu.py (base model MFU, eager and
-     compiled), and the default configuration's first epochs: seconds per epoch and per
-     validation (`epoch_s`, `val_s`), then torch.profiler over its first updates and its first
+     compiled), and the default configuration's first two epochs: seconds per epoch and per
+     validation (`epoch_s`, `val_s`), beside the same with the real target positions selected
+     (`train.loss_positions: real`), then torch.profiler over the first updates and the first
      validation (the top operators by device time)              -> cuda_tests.xml, gpu_mfu.json, gpu_epochs.json
   b  the GPU presets (presets/*.yaml): each trained by the train stage as it is
      (`python -m nmt.train.stage`), then scored on the device (sacreBLEU with its signature and
@@ -91,27 +92,35 @@ def _configs(params: dict[str, Any]):
 
 
 def epochs(bundle: Path, work: Path, smoke: bool) -> dict[str, Any]:
-    """The default configuration (the bundle's params.yaml): its first epochs timed, then profiled."""
+    """The default configuration (the bundle's params.yaml): its first epochs timed, beside the same
+    run with the real target positions selected (train.loss_positions: real, the CPU's path); then
+    the default profiled."""
     from dataclasses import replace
-
-    from nmt.train.loop import train
 
     data = bundle / "multi30k"
     params = yaml.safe_load((data / "params.yaml").read_text(encoding="utf-8"))
     model_cfg, cfg = _configs(merged(params, TINY) if smoke else params)
-    n_epochs = 1 if smoke else 3
+    n_epochs = 1 if smoke else 2
     run_cfg = replace(cfg, epochs=n_epochs, patience=n_epochs, max_steps=None, device="auto")
-    shutil.rmtree(work / "ckpt-epochs", ignore_errors=True)  # a rerun on a warm machine starts afresh
+    runs = {name: timed_epochs(model_cfg, c, data, work / f"ckpt-{name}")
+            for name, c in (("default", run_cfg), ("selected_positions", replace(run_cfg, loss_positions="real")))}
+    return {"device": device_name(), "torch": torch.__version__, "runs": runs,
+            "profile": profile(model_cfg, replace(run_cfg, max_steps=3 if smoke else 40, epochs=1), data, work)}
+
+
+def timed_epochs(model_cfg, cfg, data: Path, ckpt: Path) -> dict[str, Any]:
+    """Seconds per epoch and per validation of a fresh run, and the first epoch against the later ones."""
+    from nmt.train.loop import train
+
+    shutil.rmtree(ckpt, ignore_errors=True)  # a rerun on a warm machine starts afresh
     started = time.perf_counter()
-    _, prog = train(model_cfg, run_cfg, data / "vocab", data / "tokens", work / "ckpt-epochs", bin_dir=data / "bin")
-    total = time.perf_counter() - started
+    _, prog = train(model_cfg, cfg, data / "vocab", data / "tokens", ckpt, bin_dir=data / "bin")
     per_epoch = [{k: h[k] for k in ("epoch", "step", "epoch_s", "val_s", "val_loss", "val_bleu") if k in h}
                  for h in prog.history if "epoch_s" in h]
     later = [e["epoch_s"] for e in per_epoch[1:]]
-    result = {"device": device_name(), "torch": torch.__version__, "epochs": per_epoch, "seconds_total": total,
-              "epoch1_over_later": per_epoch[0]["epoch_s"] / (sum(later) / len(later)) if later else None,
-              "profile": profile(model_cfg, replace(run_cfg, max_steps=3 if smoke else 40, epochs=1), data, work)}
-    return result
+    return {"epochs": per_epoch, "seconds_total": time.perf_counter() - started,
+            "loss_positions": cfg.loss_positions, "pad_multiple": cfg.pad_multiple,
+            "epoch1_over_later": per_epoch[0]["epoch_s"] / (sum(later) / len(later)) if later else None}
 
 
 def profile(model_cfg, cfg, data: Path, work: Path, top: int = 20) -> dict[str, Any]:

@@ -31,6 +31,13 @@ class TrainConfig:
     average_last: int = 5  # final model = average of the last K epoch checkpoints (paper 6.1); 1: last; 0: best
     device: Literal["auto", "cpu", "cuda"] = "auto"  # auto: CUDA when available
     compile: bool = False  # torch.compile the model (CUDA)
+    compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = "default"  # torch.compile's mode
+    # (reduce-overhead: CUDA graphs, one per batch shape: pair it with pad_multiple and loss_positions: all)
+    pad_multiple: int = 1  # batch lengths padded up to a multiple of this (8 on a GPU: few distinct shapes for
+    # torch.compile and CUDA graphs, tensor-core-aligned); 1: to the longest pair only (least work)
+    loss_positions: Literal["auto", "real", "all"] = "auto"  # which target positions reach the output layer.
+    # real: only non-pad ones (least work; selecting them waits on the device); all: every position, padding
+    # masked in the loss (fixed shapes, no host synchronisation); auto: real on a CPU, all on CUDA
     precision: Literal["auto", "fp32", "bf16"] = "auto"  # bf16 autocast, fp32 weights; auto: on CUDA and on CPUs
     # with native bf16 matmuls (AVX512-BF16 / AMX: ~2x the fp32 step), fp32 elsewhere
     num_threads: int = 0  # CPU threads for torch (0: all cores)
@@ -45,6 +52,7 @@ class TrainConfig:
         require(self.keep_last >= max(self.average_last, 1), "keep_last", "must be >= average_last")
         require(self.epochs >= 1 and self.patience >= 1, "epochs", "epochs and patience must be >= 1")
         require(self.max_steps is None or self.max_steps >= 1, "max_steps", "must be >= 1 or null")
+        require(self.pad_multiple >= 1, "pad_multiple", "must be >= 1 (1: no rounding)")
         require(self.early_stop_metric != "val_bleu" or self.val_bleu_sentences > 0, "early_stop_metric",
                 "val_bleu needs train.val_bleu_sentences > 0 (it is 0: no BLEU is computed); set "
                 "train.val_bleu_sentences > 0 or train.early_stop_metric: val_loss")

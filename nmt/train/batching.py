@@ -150,18 +150,26 @@ class Batch:
     padded_tokens: int  # all source + target positions
 
     def to(self, device: torch.device) -> Batch:
-        return Batch(self.src.to(device, non_blocking=True), self.tgt_in.to(device, non_blocking=True),
-                     self.tgt_out.to(device, non_blocking=True), self.real_tokens, self.padded_tokens)
+        """On `device`; to a GPU from pinned memory without blocking the host."""
+        pin = device.type == "cuda"
+        src, tgt_in, tgt_out = ((t.pin_memory() if pin else t).to(device, non_blocking=True)
+                                for t in (self.src, self.tgt_in, self.tgt_out))
+        return Batch(src, tgt_in, tgt_out, self.real_tokens, self.padded_tokens)
 
     @property
     def n_tgt_tokens(self) -> int:
         return int((self.tgt_out != PAD_ID).sum())
 
 
-def collate(pairs: Pairs, indices: Sequence[int]) -> Batch:
-    """The pairs at `indices` as a padded batch (the only ids of the split copied out of it)."""
+def collate(pairs: Pairs, indices: Sequence[int], multiple: int = 1) -> Batch:
+    """The pairs at `indices` as a padded batch (the only ids of the split copied out of it); the
+    source length and the decoder's length padded up to a multiple of `multiple` (train.pad_multiple)."""
     rows = [pairs[i] for i in indices]
-    src = torch.from_numpy(pad_batch([s for s, _ in rows]))
-    tgt = torch.from_numpy(pad_batch([t for _, t in rows]))
+    src = torch.from_numpy(pad_batch([s for s, _ in rows], _round_up(max(len(s) for s, _ in rows), multiple)))
+    tgt = torch.from_numpy(pad_batch([t for _, t in rows], _round_up(max(len(t) for _, t in rows) - 1, multiple) + 1))
     real = sum(len(s) + len(t) for s, t in rows)
     return Batch(src, tgt[:, :-1], tgt[:, 1:], real, src.numel() + tgt.numel())
+
+
+def _round_up(n: int, multiple: int) -> int:
+    return -(-n // multiple) * multiple

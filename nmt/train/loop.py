@@ -78,6 +78,7 @@ class Run:
     info: Dist  # this process's rank and the world size
     bf16: bool  # forward passes under bf16 autocast
     lazy_checks: bool  # losses read back at log points, not after every update (an accelerator: no waiting on it)
+    all_positions: bool  # every target position reaches the output layer, padding masked in the loss
     live: Any  # DVCLive logger (rank 0 with a live_dir), else None
 
 
@@ -136,11 +137,11 @@ def setup(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
     prog = _resume(ckpts, model_cfg, cfg, vocabs, model, optimizer, scheduler, info)
     net: torch.nn.Module = DistributedDataParallel(model) if info.enabled else model
     if cfg.compile:
-        net = torch.compile(net)
+        net = torch.compile(net, mode=None if cfg.compile_mode == "default" else cfg.compile_mode)
     run = Run(model_cfg=model_cfg, cfg=cfg, vocabs=vocabs, token_pairs=data.tokens, train_pairs=data.train,
               val_pairs=data.val, model=model, net=net, criterion=criterion, optimizer=optimizer,
               scheduler=scheduler, ckpts=ckpts, device=device, info=info, bf16=use_bf16(cfg.precision, device),
-              lazy_checks=lazy_loss_checks(device),
+              lazy_checks=lazy_loss_checks(device), all_positions=all_positions(cfg.loss_positions, device),
               live=open_live(live_dir, resume=prog is not None) if info.main else None)
     log.info("model: %s parameters on %s x%d (%s); %d training pairs", f"{sum(p.numel() for p in model.parameters()):,}",
              device, info.world, "bf16 autocast" if run.bf16 else "fp32", len(run.train_pairs))
@@ -161,6 +162,11 @@ def lazy_loss_checks(device: torch.device) -> bool:
     """Read losses back at log points only (an accelerator: the host does not wait on it every
     update); on a CPU after every update, which costs nothing there."""
     return device.type != "cpu"
+
+
+def all_positions(loss_positions: str, device: torch.device) -> bool:
+    """`train.loss_positions` on `device`: True to project every target position (auto: on CUDA)."""
+    return loss_positions == "all" or (loss_positions == "auto" and device.type == "cuda")
 
 
 def use_bf16(precision: str, device: torch.device) -> bool:
@@ -216,7 +222,8 @@ def run_epoch(run: Run, prog: Progress, epoch: Epoch, stop: GracefulStop) -> flo
     seen, started = 0, time.perf_counter()
     pending: list[Pending] = []
     while prog.batch < len(batches) and not _reached(cfg, prog):
-        group = [collate(epoch.pairs, idx) for idx in batches[prog.batch:prog.batch + cfg.accum_steps]]
+        group = [collate(epoch.pairs, idx, cfg.pad_multiple)
+                 for idx in batches[prog.batch:prog.batch + cfg.accum_steps]]
         loss, n_tokens = guarded_update(run, prog, group)
         pending.append(Pending(prog.step + 1, prog.batch, prog.batch + len(group) - 1, loss, n_tokens))
         prog.step, prog.batch = prog.step + 1, prog.batch + len(group)

@@ -78,3 +78,12 @@ class LabelSmoothingKL(nn.Module):
             logits, target = logits[keep], target[keep]  # (N, V), (N,)
         kl = _SmoothedKL.apply(logits, target, self.confidence, self.spread, self.entropy_const, self.pad_id)
         return kl.sum(), keep.sum()
+
+    def masked(self, logits: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+        """`forward` with every row computed and the <pad> rows masked out instead of selected
+        away: no data-dependent shape, so no wait on the device (the accelerator's path)."""
+        logits = logits.reshape(-1, self.V).float()
+        target = target.reshape(-1)
+        keep = target != self.pad_id
+        kl = _SmoothedKL.apply(logits, target, self.confidence, self.spread, self.entropy_const, self.pad_id)
+        return torch.where(keep, kl, 0.0).sum(), keep.sum()

@@ -68,9 +68,13 @@ def update(run: Run, group: list[Batch]) -> tuple[torch.Tensor, int]:
         batch = batch.to(device)
         sync = net.no_sync() if info.enabled and i < len(group) - 1 else nullcontext()
         with sync, torch.autocast(device.type, dtype=torch.bfloat16, enabled=run.bf16):
-            keep = batch.tgt_out != PAD_ID  # (B, T): only these positions reach the output layer
-            logits = net(batch.src, batch.tgt_in, keep)  # (N, V)
-            kl_sum, _ = run.criterion(logits, batch.tgt_out[keep])
+            if run.all_positions:  # fixed shapes: nothing here waits on the device
+                logits = net(batch.src, batch.tgt_in)  # (B, T, V)
+                kl_sum, _ = run.criterion.masked(logits, batch.tgt_out)
+            else:
+                keep = batch.tgt_out != PAD_ID  # (B, T): only these positions reach the output layer
+                logits = net(batch.src, batch.tgt_in, keep)  # (N, V)
+                kl_sum, _ = run.criterion(logits, batch.tgt_out[keep])
             (kl_sum / n_tokens).backward()
         loss_sum += kl_sum.detach().float()
     if info.enabled:

@@ -66,8 +66,11 @@ def test_the_bundle_runs_the_device_half_without_the_pipeline_packages(tmp_path:
     mfu = json.loads((out / "gpu_mfu.json").read_text())["results"]
     assert mfu["smoke"] and mfu["variants"][0]["tokens_per_s"] > 0
     epochs = json.loads((out / "gpu_epochs.json").read_text())
-    (first,) = epochs["epochs"]
-    assert first["epoch_s"] > 0 and first["val_s"] > 0 and first["step"] > 0 and epochs["epoch1_over_later"] is None
+    assert set(epochs["runs"]) == {"default", "selected_positions"}
+    assert epochs["runs"]["selected_positions"]["loss_positions"] == "real"
+    for run_ in epochs["runs"].values():
+        (first,) = run_["epochs"]
+        assert first["epoch_s"] > 0 and first["val_s"] > 0 and first["step"] > 0 and run_["epoch1_over_later"] is None
     assert epochs["profile"]["updates"] == 3 and epochs["profile"]["top"][0]["self_ms"] > 0
     preset = json.loads((out / "gpu_presets.json").read_text())["presets"]["gpu-base"]
     assert preset["exit"] == 0 and preset["train"]["updates"] == 4

@@ -113,9 +113,9 @@ from nmt.train import loop, stage
 
 seen, real_collate, real_train = [], loop.collate, stage.train
 
-def collate(pairs, indices):
+def collate(pairs, indices, *args):
     seen.append([int(i) for i in indices])
-    return real_collate(pairs, indices)
+    return real_collate(pairs, indices, *args)
 
 def train(*args, **kwargs):
     model, prog = real_train(*args, **kwargs)
