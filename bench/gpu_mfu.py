@@ -1,4 +1,4 @@
-"""Training throughput and model FLOPs utilisation of the base model on a GPU (issue 43, item 3).
+"""Training throughput and model FLOPs utilisation of the base model on a GPU.
 
 On the device: the bf16 matrix-product peak measured first (square bf16 matmuls, the best of
 `--peak-repeats`), then our training step (nmt/train/loop.py's: bf16 autocast, fused Adam, label
@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 from bench.record import RESULTS, write_result  # noqa: E402
 from nmt.config.model import ModelConfig  # noqa: E402
 from nmt.model.transformer import Transformer  # noqa: E402
+from nmt.train.loop import all_positions  # noqa: E402
 from nmt.train.loss import LabelSmoothingKL  # noqa: E402
 from nmt.train.schedule import build_optimizer  # noqa: E402
 
@@ -92,12 +93,16 @@ def throughput(cfg: ModelConfig, device: torch.device, sentences: int, length: i
     net = torch.compile(model) if compiled else model
     src, tgt_in, tgt_out = batch(sentences, length, vocab, device)
     keep = torch.ones_like(tgt_out, dtype=torch.bool)
+    every = all_positions("auto", device)  # as the training loop: every position on CUDA (no wait on the device)
     elapsed = 0.0
     for i in range(warmup + steps):
         _sync(device)
         start = time.perf_counter()
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
-            total, n = criterion(net(src, tgt_in, keep), tgt_out[keep])
+            if every:
+                total, n = criterion.masked(net(src, tgt_in), tgt_out)
+            else:
+                total, n = criterion(net(src, tgt_in, keep), tgt_out[keep])
             (total / n).backward()
         optimizer.step()
         scheduler.step()
