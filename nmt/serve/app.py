@@ -184,7 +184,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 def build_app(state: ServeState) -> Starlette:
-    """The application; its lifespan starts the inference threads and stops them at shutdown."""
+    """The application; its lifespan starts the inference threads and the translated files' purge,
+    and stops them at shutdown."""
     cfg = state.config
 
     @asynccontextmanager
@@ -202,13 +203,16 @@ def build_app(state: ServeState) -> Starlette:
         state.publish_models()
         state.batcher.start(asyncio.get_running_loop(), warmed)
         state.watch.start()
+        purging = asyncio.create_task(state.files.run_purge(), name="nmt-files-purge")  # expired files, on a timer
         yield
+        purging.cancel()
         state.begin_drain()
         state.batcher.stop()
         await asyncio.get_running_loop().run_in_executor(None, state.batcher.join)
         await state.watch.stop()  # the last traffic snapshot, everything decoded counted
         state.text_pool.shutdown(wait=False)
         state.align_pool.shutdown(wait=False)
+        await asyncio.get_running_loop().run_in_executor(None, state.files.close)  # expired files; a temporary folder
 
     routes = [
         Route("/", page),

@@ -110,30 +110,33 @@ class Batcher:
         depth = len(self.queue) + extra
         return max(1, min(60, math.ceil(depth / self.rate))) if self.rate > 0 else 1
 
-    def check_room(self, sentences: int) -> None:
+    def check_room(self, sentences: int, admitted: bool = False) -> None:
         """Raise what `submit` would for `sentences` more sentences (`Draining`, `QueueFull`): the app
         asks first with a lower bound, so an overloaded server refuses a request before it spends
-        time cutting its texts into sentences."""
-        if self.draining or self.stopping:
+        time cutting its texts into sentences. `admitted`: a request let in before the drain began
+        (a file's later parts), refused only once the threads stop."""
+        if self.stopping or (self.draining and not admitted):
             raise Draining("the server is shutting down; send the request to another instance", retry_after=1)
         if len(self.queue) + sentences > self.max_queue:
             raise QueueFull(f"the queue is full ({len(self.queue)} of {self.max_queue} sentences queued, this request "
                             f"has {sentences}); retry later", retry_after=self.retry_after(sentences))
 
-    def submit(self, texts: Sequence[str], n: int = 1, engines: Sequence[Engine] | None = None) -> Job:
+    def submit(self, texts: Sequence[str], n: int = 1, engines: Sequence[Engine] | None = None,
+               admitted: bool = False) -> Job:
         """Queue all of `texts` as one job wanting up to `n` translations of each (the beam's n-best
-        list), text i for `engines[i]` (default: the first engine), or raise `Draining` / `QueueFull`."""
+        list), text i for `engines[i]` (default: the first engine), or raise `Draining` / `QueueFull`
+        (`admitted`: see `check_room`)."""
         assert self.loop is not None, "Batcher.start() first"
         if len(texts) > self.max_sentences:
             raise TooManySentences(f"{len(texts)} sentences in one request; the limit (--max-sentences) is "
                                    f"{self.max_sentences}: send fewer or shorter texts per request")
-        self.check_room(0)
+        self.check_room(0, admitted)
         job = Job(self.loop.create_future(), [None] * len(texts), len(texts), n=n)
         if not texts:
             job.future.set_result([])
             return job
         with self.ready:
-            self.check_room(len(texts))
+            self.check_room(len(texts), admitted)
             routes = engines or [self.engines[0]] * len(texts)
             self.queue.extend(Item(job, i, text, engine) for i, (text, engine) in enumerate(zip(texts, routes)))
             self.metrics.queue_depth.set(len(self.queue))

@@ -15,7 +15,8 @@ there) and `write(translations)`, the translated file's bytes. Model-free: the c
 
 Errors carry the HTTP status the server answers with: `UnsupportedDocument` (415: another
 extension), `DocumentTooLarge` (413: over `DocumentLimits`), `BadDocument` (400: not UTF-8/UTF-16
-text, or not a .docx inside).
+text, or not a .docx inside: not a zip, a damaged member (CRC, compression), a part that is not
+XML or an entity amplification lxml stops; always a one-line reason).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import codecs
 import io
 import re
 import zipfile
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -229,20 +231,35 @@ def read_document(name: str, data: bytes, limits: DocumentLimits = DocumentLimit
     return doc
 
 
+def _reason(exc: BaseException) -> str:
+    """An exception's message as one short line (lxml's and zipfile's can run over several)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
 def _docx_file(name: str, data: bytes, limits: DocumentLimits) -> Document:
+    from docx.opc.exceptions import OpcError
+    from lxml.etree import LxmlError
+
     from nmt.serve.office import DocxFile
 
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as z:
             unpacked = sum(i.file_size for i in z.infolist())
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError):
         raise BadDocument(f"{name} is not a .docx file (not a zip archive)") from None
     if unpacked > limits.max_unpacked_bytes:
         raise DocumentTooLarge(f"{name} unpacks to {unpacked} bytes; the limit is {limits.max_unpacked_bytes}")
     try:
         docx = DocxFile(data)
-    except (KeyError, ValueError) as exc:
-        raise BadDocument(f"{name} is not a .docx file ({exc})") from None
+    except LxmlError as exc:  # a part that is not XML, or an entity amplification lxml stopped
+        raise BadDocument(f"{name} is a broken .docx file: a part is not well-formed XML "
+                          f"({_reason(exc)})") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
+        # a member's bytes do not match its CRC, are not deflate data, use another compression, or are encrypted
+        raise BadDocument(f"{name} is a damaged zip archive ({_reason(exc)})") from None
+    except (KeyError, ValueError, OpcError) as exc:
+        raise BadDocument(f"{name} is not a .docx file ({_reason(exc)})") from None
     return Document(name, docx.units, docx.write, list(docx.unit_objects))
 
 

@@ -6,7 +6,9 @@ translated as a request's texts are (`nmt.serve.translating`, its sentences queu
 `--max-sentences` at a time), and the translated file written into a bounded folder under a name
 nobody can guess (`secrets.token_urlsafe`): the answer is `{"translatedFileUrl": ...}`. A stored
 file expires after `--files-keep-minutes`; the folder keeps at most `--files-max` (the oldest go
-first). With `--api-keys`, the download needs the key as well (`api_key` in the query string).
+first). With `--api-keys`, the key (and its request rate) is checked before the document is read,
+and the download needs the key that made the file (`api_key` in the query string; another key: 404).
+Malformed documents are 400 with a one-line reason (`nmt.serve.documents.BadDocument`).
 """
 
 from __future__ import annotations
@@ -44,16 +46,47 @@ async def _upload(request: Request, body: bytes) -> tuple[dict[str, str], Upload
     return {k: v for k, v in form.multi_items() if isinstance(v, str)}, upload
 
 
+def _key(state: ServeState, given: str | None) -> str | None:
+    """The key a stored file belongs to: the caller's with `--api-keys`, else none (anyone's file)."""
+    return given if state.keys.keys is not None else None
+
+
+def _check_chars(state: ServeState, key: str | None, chars: int) -> None:
+    """The key's `chars_per_request`, once the document's text is counted (the key itself and its
+    request rate were checked before the document was read)."""
+    limits = state.keys.keys.get(key) if state.keys.keys is not None and key is not None else None
+    if limits is not None and limits.chars_per_request and chars > limits.chars_per_request:
+        raise HttpError(429, f"this file has {chars} characters of text; this key may send "
+                             f"{limits.chars_per_request} per request: split it", "rate_limited")
+
+
 async def translate_file(request: Request) -> Response:
+    """Admitted (not draining), then in this order: the body read (bounded), the form's fields, the key
+    and its request rate, the languages, and only then the document parsed and translated. Counted in
+    `state.in_flight` from admission to answer, so a drain waits for it."""
     state: ServeState = request.app.state.serve
-    cfg = state.config
     if state.draining:
         raise Draining("the server is shutting down; send the request to another instance", retry_after=1)
+    state.in_flight += 1
+    state.metrics.in_flight.set(state.in_flight)
+    try:
+        return await _translate_file(request, state)
+    finally:
+        state.in_flight -= 1
+        state.metrics.in_flight.set(state.in_flight)
+
+
+async def _translate_file(request: Request, state: ServeState) -> Response:
+    cfg = state.config
     body = await read_body(request, cfg.max_file_bytes + 65536, cfg.body_timeout_s)
     found, upload = await _upload(request, body)
+    key = api_key(found)
+    state.keys.check(key, 0, time.monotonic())  # 403 / 429 before any work on the document
     for name in ("source", "target"):
         if not found.get(name):
             raise HttpError(400, f"Invalid request: missing {name} parameter", "bad_request")
+    source, target = found["source"].lower(), found["target"].lower()
+    engine = None if source == "auto" else state.router.route(source, target)
     data = await upload.read()
     limits = DocumentLimits(max_bytes=cfg.max_file_bytes)
     loop = asyncio.get_running_loop()
@@ -61,26 +94,25 @@ async def translate_file(request: Request) -> Response:
         doc = await loop.run_in_executor(state.text_pool, read_document, upload.filename, data, limits)
     except DocumentError as exc:
         raise HttpError(exc.status, str(exc), "too_large" if exc.status == 413 else "bad_request") from None
-    state.keys.check(api_key(found), sum(map(len, doc.units)), time.monotonic())
-    source, target = found["source"].lower(), found["target"].lower()
-    if source == "auto":
+    _check_chars(state, key, sum(map(len, doc.units)))
+    if engine is None:
         detected = await loop.run_in_executor(state.text_pool, state.router.detect, " ".join(doc.units[:50]))
         engine = state.router.route_auto([detected], target)[0]
-    else:
-        engine = state.router.route(source, target)
     done = await translate_units(request, state, doc.unit_objects or [None] * len(doc.units), doc.units,
-                                 [engine] * len(doc.units), chunked=True)
+                                 [engine] * len(doc.units), chunked=True, admitted=True)
     out = await loop.run_in_executor(state.text_pool, doc.write, done.texts)
-    name = await loop.run_in_executor(state.text_pool, state.files.put, upload.filename, out)
+    name = await loop.run_in_executor(state.text_pool, state.files.put, upload.filename, out, _key(state, key))
     log.info("translated file %s (%d units, %d bytes)", name.split(".", 1)[1], len(doc.units), len(out))
     return JSONResponse({"translatedFileUrl": f"{str(request.base_url).rstrip('/')}/download_file/{name}"})
 
 
 async def download_file(request: Request) -> Response:
+    """The stored file, for the key that made it (another key: 404, as for a file that is not there)."""
     state: ServeState = request.app.state.serve
-    state.keys.check(request.query_params.get("api_key"), 0, time.monotonic())
-    path = state.files.get(request.path_params["name"])
+    key = request.query_params.get("api_key") or None
+    state.keys.check(key, 0, time.monotonic())
+    path = state.files.get(request.path_params["name"], _key(state, key))
     if path is None:
-        raise HttpError(404, "no such file: translated files expire after --files-keep-minutes; translate it again",
-                        "not_found")
+        raise HttpError(404, "no such file: translated files expire after --files-keep-minutes, and are served "
+                             "only with the api key that made them; translate it again", "not_found")
     return FileResponse(path, filename=path.name.split(".", 1)[1])

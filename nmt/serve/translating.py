@@ -90,14 +90,16 @@ def text_confidence(outputs: Sequence[Output]) -> float | None:
 async def translate_texts(request: Request, state: ServeState, texts: list[str], engines: list[Engine],
                           alternatives: int = 0, found: list[Detected] | None = None,
                           chunked: bool = False, watched: bool = True,
-                          glossaries: Sequence[Glossary | None] | None = None) -> Texts:
+                          glossaries: Sequence[Glossary | None] | None = None, admitted: bool = False) -> Texts:
     """Translate `texts[i]` with `engines[i]`. A request is admitted whole or refused (`--max-sentences`:
     413; a full queue: 503); `chunked` (a file) queues its sentences `--max-sentences` at a time instead,
     each part waiting for the one before. `watched`: the texts are what the traffic counts see
     (`found`: their detected languages with `source: auto`), else the caller shows them its own.
-    `glossaries[i]`: text i's terminology, swapped in by placeholder (`nmt.serve.glossary`)."""
+    `glossaries[i]`: text i's terminology, swapped in by placeholder (`nmt.serve.glossary`). `admitted`:
+    the caller counts the request in `state.in_flight` from its admission (a file), so a drain begun
+    since does not refuse its sentences (the drain waits for it instead)."""
     cfg, loop = state.config, asyncio.get_running_loop()
-    state.batcher.check_room(min(cfg.max_sentences, sum(1 for t in texts if t.strip())))  # a text: a sentence
+    state.batcher.check_room(min(cfg.max_sentences, sum(1 for t in texts if t.strip())), admitted)  # a text: a sentence
     segmented = await loop.run_in_executor(state.text_pool, state.split, texts,
                                            [e.current.languages[0] for e in engines])
     sentences = [s for seg in segmented for s in seg.sentences]
@@ -111,7 +113,8 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
     translated: list[Output] = []
     generation = 0
     for start in range(0, max(1, len(sentences)), size):
-        job = state.batcher.submit(sentences[start:start + size], n=1 + alternatives, engines=routes[start:start + size])
+        job = state.batcher.submit(sentences[start:start + size], n=1 + alternatives, engines=routes[start:start + size],
+                                   admitted=admitted)
         state.in_flight += 1
         state.jobs.add(job)
         state.metrics.in_flight.set(state.in_flight)
@@ -139,7 +142,7 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
 
 async def translate_units(request: Request, state: ServeState, units: Sequence[Unit | None], texts: list[str],
                           routes: list[Engine], alternatives: int = 0, chunked: bool = False, watched: bool = True,
-                          glossaries: Sequence[Glossary | None] | None = None) -> Texts:
+                          glossaries: Sequence[Glossary | None] | None = None, admitted: bool = False) -> Texts:
     """`translate_texts` of units of markup (`texts[i]` is `units[i].text`; a None unit is plain text):
     with an ONNX package, a unit's tag pairs leave the text the model reads and are put back where the
     model's own alignment says (`nmt.serve.pairs`); a CTranslate2 folder's units keep them as placeholders.
@@ -148,7 +151,8 @@ async def translate_units(request: Request, state: ServeState, units: Sequence[U
     plains = [plain_text(u) if u is not None and m.engine == "onnx" and has_pairs(u) else None
               for u, m in zip(units, models)]
     done = await translate_texts(request, state, [t if p is None else p[0] for t, p in zip(texts, plains)], routes,
-                                 alternatives, chunked=chunked, watched=watched, glossaries=glossaries)
+                                 alternatives, chunked=chunked, watched=watched, glossaries=glossaries,
+                                 admitted=admitted)
     if not any(p is not None for p in plains):
         return done
     best = await asyncio.get_running_loop().run_in_executor(state.align_pool, _aligned, units, plains, models, done)
