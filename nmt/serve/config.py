@@ -74,6 +74,11 @@ class ServeConfig:
     max_body_bytes: int = knob(1_048_576, "bytes in one request body; more: 413")
     # a request body not received within this gets 408: a slow client does not hold a handler for ever
     body_timeout_s: float = knob(10.0, "a request body not received within this gets 408, seconds")
+    # a connection whose request line and headers are not complete within this is closed (slowloris), seconds
+    header_timeout_s: float = knob(10.0, "a connection that has not sent a whole request head within this (from "
+                                         "opening, or from its last answer) is closed, seconds")
+    # a kept-alive connection idle this long after an answer is closed
+    idle_timeout_s: float = knob(5.0, "a kept-alive connection idle this long after an answer is closed, seconds")
     # open connections at once; beyond, new connections get 503 (uvicorn's limit_concurrency)
     max_connections: int = knob(1000, "connections served at once; more get 503 at once")
     # on SIGTERM, how long accepted requests may take to finish before the server exits anyway
@@ -141,7 +146,8 @@ class ServeConfig:
         need(self.max_file_bytes >= 1, "max_file_bytes", "must be >= 1")
         need(self.files_keep_minutes > 0, "files_keep_minutes", "must be > 0")
         need(self.files_max >= 1, "files_max", "must be >= 1")
-        for option in ("queue_timeout_s", "request_timeout_s", "drain_timeout_s", "body_timeout_s"):
+        for option in ("queue_timeout_s", "request_timeout_s", "drain_timeout_s", "body_timeout_s", "header_timeout_s",
+                       "idle_timeout_s"):
             need(getattr(self, option) > 0, option, "must be > 0 seconds")
         for option in ("max_texts", "max_chars", "max_body_bytes"):
             need(getattr(self, option) >= 1, option, "must be >= 1")

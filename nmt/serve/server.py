@@ -30,6 +30,7 @@ from nmt.serve.app import build_app
 from nmt.serve.batcher import Batcher
 from nmt.serve.refusals import Draining
 from nmt.serve.config import ServeConfig
+from nmt.serve.connections import with_deadline
 from nmt.serve.engine import Engine, Model, load_model
 from nmt.serve.filestore import FileStore
 from nmt.serve.glossary import Glossary
@@ -167,9 +168,10 @@ class DrainingServer(uvicorn.Server):
 
 
 def uvicorn_config(state: ServeState) -> uvicorn.Config:
+    cfg = state.config
     return uvicorn.Config(build_app(state), log_config=None, access_log=False, lifespan="on", loop="asyncio",
-                          timeout_graceful_shutdown=5, server_header=False,
-                          limit_concurrency=state.config.max_connections)
+                          timeout_graceful_shutdown=5, server_header=False, limit_concurrency=cfg.max_connections,
+                          http=with_deadline(cfg.header_timeout_s), timeout_keep_alive=cfg.idle_timeout_s)
 
 
 def serve(config: ServeConfig) -> None:
