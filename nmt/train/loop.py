@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -32,7 +31,6 @@ from nmt.model.transformer import Transformer, build_model
 from nmt.text.vocabularies import Vocabularies, load_vocabularies
 from nmt.train.batching import (
     Pairs,
-    TokenPair,
     collate,
     epoch_pairs,
     length_batches,
@@ -48,6 +46,7 @@ from nmt.train.loss import LabelSmoothingKL
 from nmt.train.monitor import greedy_bleu, validation_loss
 from nmt.train.resume import Progress, restore, resume_conflict, state_dict
 from nmt.train.schedule import build_optimizer
+from nmt.train.run import Run
 from nmt.train.step import Pending, check_losses, guarded_update
 from nmt.train.stop import GracefulStop
 
@@ -55,31 +54,6 @@ log = logging.getLogger(__name__)
 
 # the early-stopping metrics and their direction: True when higher is better
 HIGHER_IS_BETTER = {"val_bleu": True, "val_loss": False}
-
-
-@dataclass(frozen=True)
-class Run:
-    """What one training run works with, built once by `setup()` and only read afterwards
-    (the run's mutable state is its `Progress`)."""
-
-    model_cfg: ModelConfig
-    cfg: TrainConfig
-    vocabs: Vocabularies
-    token_pairs: list[TokenPair]  # training tokens, segmented afresh each epoch under BPE-dropout ([] without)
-    train_pairs: Pairs  # training ids (deterministic segmentation, at most train.max_len per side; data/bin: mapped)
-    val_pairs: Pairs  # validation ids
-    model: Transformer  # the weights that are checkpointed and returned
-    net: torch.nn.Module  # what updates call: `model`, wrapped by DDP and torch.compile when enabled
-    criterion: LabelSmoothingKL
-    optimizer: torch.optim.Optimizer
-    scheduler: torch.optim.lr_scheduler.LRScheduler
-    ckpts: checkpoint.CheckpointDir
-    device: torch.device
-    info: Dist  # this process's rank and the world size
-    bf16: bool  # forward passes under bf16 autocast
-    lazy_checks: bool  # losses read back at log points, not after every update (an accelerator: no waiting on it)
-    all_positions: bool  # every target position reaches the output layer, padding masked in the loss
-    live: Any  # DVCLive logger (rank 0 with a live_dir), else None
 
 
 class Epoch(NamedTuple):

@@ -50,7 +50,8 @@ _RESUME_FREE = {"epochs", "max_steps", "patience", "log_every", "save_every", "n
 
 # modules whose code decides the weights: a checkpoint written by other code is not resumed
 _TRAINING_CODE = ("model/layers.py", "model/transformer.py", "train/loss.py", "train/schedule.py",
-                  "train/batching.py", "train/pairs.py", "train/loop.py", "train/step.py", "train/resume.py")
+                  "train/batching.py", "train/pairs.py", "train/loop.py", "train/run.py", "train/step.py",
+                  "train/resume.py")
 _NMT = Path(__file__).resolve().parents[1]
 
 

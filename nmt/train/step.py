@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from contextlib import nullcontext
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import torch
 
@@ -18,9 +18,7 @@ from nmt.text.vocab import PAD_ID
 from nmt.train.batching import Batch
 from nmt.train.distributed import all_sum, all_sum_tensor
 from nmt.train.resume import Progress
-
-if TYPE_CHECKING:
-    from nmt.train.loop import Run
+from nmt.train.run import Run
 
 
 class Pending(NamedTuple):
