@@ -1,14 +1,21 @@
-"""Promotion by evidence (issue 41, item 1): the challenger takes the stage only when no test set
-shows it significantly worse than the champion, and it is not much slower.
+"""Promotion by evidence (issue 41, item 1; issue 51, finding 7): the challenger takes the stage
+only when every test set shows it not worse than the champion by more than a margin, none shows
+it significantly worse, and it is not much slower.
 
 For each test set, `nmt.evaluate.paired.paired_bootstrap` scores both systems' translations
-(sacreBLEU, the gated metric; chrF beside it, reported, not gated) on the same paired bootstrap
-resamples (Koehn 2004): a two-sided p-value and a 95% percentile interval of the difference
-challenger - champion. The sets' BLEU p-values are corrected together with Holm's step-down
-procedure (Holm 1979), so that testing several sets does not raise the chance of a false alarm
-above alpha. A set is *significantly worse* when its Holm-adjusted p < alpha and the difference's
-point estimate < 0. The challenger is promoted when no set is significantly worse and its speed
-ratio (challenger sentences/s / champion sentences/s) is at least `min_speed_ratio`.
+(sacreBLEU and chrF) on the same paired bootstrap resamples (Koehn 2004): a two-sided p-value and
+a 95% percentile interval of the difference challenger - champion.
+
+- Non-inferiority: on every set, for both sacreBLEU and chrF, the interval's lower end must be
+  above -`bleu_margin` / -`chrf_margin` (metric points). "Not significantly worse" cannot tell "no
+  difference" from "too few sentences to see one"; a lower bound above -margin can: the loss is
+  shown to be smaller than the margin (a one-sided 97.5% bound per set and metric; requiring all
+  of them together is an intersection-union test, which needs no multiplicity correction).
+- Significantly worse: the sets' BLEU p-values are corrected together with Holm's step-down
+  procedure (Holm 1979); a set is *significantly worse* when its Holm-adjusted p < alpha and the
+  difference's point estimate < 0. Such a set refuses the challenger whatever the margin.
+- Speed, only as a trade for a challenger that passed both: its speed ratio (challenger
+  sentences/s / champion sentences/s) at least `min_speed_ratio`.
 
 What this does not measure: the bootstrap resamples test sentences, so its intervals cover the
 sampling of the test set only, for these two trained models. It says nothing about the spread
@@ -28,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from nmt.config.promote import PromoteConfig
 from nmt.evaluate.paired import DEFAULT_RESAMPLES, DEFAULT_SEED, holm, paired_bootstrap
 from nmt.files.atomic import atomic_write_text
 
@@ -53,12 +61,12 @@ class SetEvidence:
     high: float  # 95% percentile interval of the difference: upper end
     p_value: float  # raw two-sided paired bootstrap p-value of the BLEU difference
     holm_p: float  # p_value after Holm's correction over all sets
-    champion_chrf: float  # champion's chrF, 0-100 (reported, not gated)
+    champion_chrf: float  # champion's chrF, 0-100 (gated by its margin, not by the Holm test)
     challenger_chrf: float  # challenger's chrF, 0-100
     chrf_difference: float  # challenger - champion chrF
     chrf_low: float  # 95% percentile interval of the chrF difference: lower end
     chrf_high: float  # 95% percentile interval of the chrF difference: upper end
-    chrf_p_value: float  # raw two-sided p-value of the chrF difference (not corrected, not gated)
+    chrf_p_value: float  # raw two-sided p-value of the chrF difference (reported, not corrected)
     verdict: str  # WORSE, BETTER or NO_DIFFERENCE (BLEU, Holm-adjusted, at alpha)
 
 
@@ -74,6 +82,8 @@ class EvidenceDecision:
     speed_ratio: float  # challenger_sps / champion_sps
     min_speed_ratio: float  # the least speed_ratio promoted
     alpha: float  # family-wise significance level of the Holm-corrected BLEU tests
+    bleu_margin: float  # non-inferiority: each set's BLEU interval's lower end above -bleu_margin
+    chrf_margin: float  # the same for chrF
     resamples: int  # paired bootstrap resamples per set
     seed: int  # seed of the resampling (the same for every set)
     bleu_signature: str  # sacreBLEU's BLEU signature, with bs and seed
@@ -89,6 +99,17 @@ def _verdict(holm_p: float, difference: float, alpha: float) -> str:
     return NO_DIFFERENCE
 
 
+def shortfalls(e: SetEvidence, bleu_margin: float, chrf_margin: float) -> list[str]:
+    """Each metric of set `e` whose interval's lower end is not above -margin (the loss it may hide
+    exceeds the margin), as "METRIC DIFF [LOW, HIGH] (lower end LOW <= -MARGIN)"; [] when both are."""
+    out = []
+    for metric, difference, low, high, margin in (("sacreBLEU", e.difference, e.low, e.high, bleu_margin),
+                                                  ("chrF", e.chrf_difference, e.chrf_low, e.chrf_high, chrf_margin)):
+        if not low > -margin:  # NaN included
+            out.append(f"{metric} {_interval(difference, low, high)} (lower end {low:+.2f} <= -{margin:g})")
+    return out
+
+
 def _positive(name: str, value: float) -> None:
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} {value} must be a positive finite number")
@@ -96,15 +117,20 @@ def _positive(name: str, value: float) -> None:
 
 def decide_by_evidence(sets: Mapping[str, TestSet], champion_sps: float, challenger_sps: float,
                        alpha: float = 0.05, min_speed_ratio: float = 0.9, resamples: int = DEFAULT_RESAMPLES,
-                       seed: int = DEFAULT_SEED) -> EvidenceDecision:
-    """Promote the challenger when no set in `sets` (name -> (references, champion hypotheses,
-    challenger hypotheses), detokenized) is significantly worse in sacreBLEU after Holm's
-    correction at `alpha` (Holm 1979; paired bootstrap, Koehn 2004), and challenger_sps /
-    champion_sps >= min_speed_ratio."""
+                       seed: int = DEFAULT_SEED, bleu_margin: float = PromoteConfig.bleu_margin,
+                       chrf_margin: float = PromoteConfig.chrf_margin) -> EvidenceDecision:
+    """Promote the challenger when, on every set in `sets` (name -> (references, champion
+    hypotheses, challenger hypotheses), detokenized), the 95% intervals of the sacreBLEU and chrF
+    differences have their lower ends above -bleu_margin and -chrf_margin, no set is significantly
+    worse in sacreBLEU after Holm's correction at `alpha` (Holm 1979; paired bootstrap, Koehn
+    2004), and challenger_sps / champion_sps >= min_speed_ratio."""
     if not sets:
         raise ValueError("no test sets to compare on")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha {alpha} must be between 0 and 1")
+    for name, margin in (("bleu_margin", bleu_margin), ("chrf_margin", chrf_margin)):
+        if not (math.isfinite(margin) and margin >= 0):
+            raise ValueError(f"{name} {margin} must be a finite number >= 0 (metric points)")
     _positive("champion_sps", champion_sps)
     _positive("challenger_sps", challenger_sps)
     results = {name: paired_bootstrap(refs, champion, challenger, resamples, seed)
@@ -119,6 +145,8 @@ def decide_by_evidence(sets: Mapping[str, TestSet], champion_sps: float, challen
     problems = [f"significantly worse on {e.test_set} (sacreBLEU {e.difference:+.2f}, 95% interval "
                 f"[{e.low:+.2f}, {e.high:+.2f}], Holm-adjusted p {e.holm_p:.4f} < {alpha:g})"
                 for e in evidence if e.verdict == WORSE]
+    problems += [f"not shown within the margin on {e.test_set}: {'; '.join(short)}"
+                 for e in evidence if e.verdict != WORSE and (short := shortfalls(e, bleu_margin, chrf_margin))]
     if not ratio >= min_speed_ratio:
         problems.append(f"too slow: speed ratio {ratio:.3f} ({challenger_sps:.4g} / {champion_sps:.4g} sentences/s) "
                         f"below min_speed_ratio {min_speed_ratio:g}")
@@ -128,10 +156,12 @@ def decide_by_evidence(sets: Mapping[str, TestSet], champion_sps: float, challen
         better = [e.test_set for e in evidence if e.verdict == BETTER]
         reason = (f"not significantly worse on any of {', '.join(sets)} (Holm, alpha {alpha:g})"
                   + (f", significantly better on {', '.join(better)}" if better else "")
-                  + f"; speed ratio {ratio:.3f} >= {min_speed_ratio:g}")
+                  + f"; within the margins on all (95% lower ends above -{bleu_margin:g} sacreBLEU, "
+                  f"-{chrf_margin:g} chrF); speed ratio {ratio:.3f} >= {min_speed_ratio:g}")
     first = next(iter(results.values()))
     decision = EvidenceDecision(not problems, reason, evidence, champion_sps, challenger_sps, ratio, min_speed_ratio,
-                                alpha, resamples, seed, first.bleu.signature, first.chrf.signature)
+                                alpha, bleu_margin, chrf_margin, resamples, seed, first.bleu.signature,
+                                first.chrf.signature)
     log.info("%s: %s", "promote" if decision.promote else "do not promote", reason)
     return decision
 
@@ -157,13 +187,16 @@ def markdown(decision: EvidenceDecision, title: str = "Promotion by evidence") -
              f"Paired bootstrap (Koehn 2004), {decision.resamples} resamples, seed {decision.seed}; "
              f"BLEU p-values Holm-corrected (Holm 1979) at alpha {decision.alpha:g}. "
              f"Speed ratio {decision.speed_ratio:.3f} (challenger {decision.challenger_sps:.4g} / champion "
-             f"{decision.champion_sps:.4g} sentences/s; at least {decision.min_speed_ratio:g} promoted).", "",
+             f"{decision.champion_sps:.4g} sentences/s; at least {decision.min_speed_ratio:g} promoted). "
+             f"Non-inferiority: every set's 95% lower ends above -{decision.bleu_margin:g} sacreBLEU and "
+             f"-{decision.chrf_margin:g} chrF.", "",
              "| test set | sentences | champion BLEU | challenger BLEU | difference [95% interval] | p | Holm p "
-             "| champion chrF | challenger chrF | chrF difference [95% interval] | verdict |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+             "| champion chrF | challenger chrF | chrF difference [95% interval] | verdict | within the margins |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
     lines += [f"| {e.test_set} | {e.sentences} | {e.champion_bleu:.2f} | {e.challenger_bleu:.2f} | "
               f"{_interval(e.difference, e.low, e.high)} | {e.p_value:.4f} | {e.holm_p:.4f} | {e.champion_chrf:.2f} | "
-              f"{e.challenger_chrf:.2f} | {_interval(e.chrf_difference, e.chrf_low, e.chrf_high)} | {e.verdict} |"
+              f"{e.challenger_chrf:.2f} | {_interval(e.chrf_difference, e.chrf_low, e.chrf_high)} | {e.verdict} | "
+              f"{'no' if shortfalls(e, decision.bleu_margin, decision.chrf_margin) else 'yes'} |"
               for e in decision.sets]
     lines += ["", f"BLEU: `{decision.bleu_signature}`; chrF: `{decision.chrf_signature}`.", "",
               f"Not measured: {decision.not_measured}.", ""]

@@ -6,15 +6,20 @@ decides on their translations and speeds.
   artifact, flows/models.py), from the local DVC cache or else the project's DVC remote; works
   offline when the cache holds them. The champion's translations are DVC outputs, not in git:
   they are made again, in the same run as the challenger's.
-- The gated sets: those the challenger's metrics file scores (its evaluate stage's test sets for
-  the model's direction), read from the folder the dvc.yaml's evaluate stage reads them from
-  (its `--data`: data/validated, or data/general/validated for general/dvc.yaml) in the
-  workspace, sources and references in the package's languages.
+- The gated sets: every set the champion's or the challenger's metrics file scores (their evaluate
+  stages' test sets for the model's direction; a set the champion was scored on and the challenger
+  was not refuses the challenger before anything is decoded, flows/registry.py), read from the
+  folder the dvc.yaml's evaluate stage reads them from (its `--data`: data/validated, or
+  data/general/validated for general/dvc.yaml) in the workspace, sources and references in the
+  package's languages.
 - The record: `reports/promotion/<artifact>.json` (`folder:name` as `folder-name`) and `.md`
   beside it, written atomically by the registry for every decision (flows/registry.py).
 
-A champion without a package to fetch (none declared, not a DVC project, not in the cache or
-remote) leaves the point-score rule of flows/registry.py as the fallback, and the reason says so.
+A project without champion packages (the dvc.yaml declares no `*-onnx` artifact, or it is not a
+DVC project) leaves the point-score rule of flows/registry.py as the fallback, and the reason says
+so. A champion package that is declared but cannot be fetched (`dvc get` failed: not in the cache,
+the remote unreachable) is `ChampionUnavailable` (issue 51, finding 11): the registry stops the
+promotion unless `--allow-point-score` asks for the fallback.
 """
 
 from __future__ import annotations
@@ -43,6 +48,10 @@ log = logging.getLogger(__name__)
 RECORDS = Path("reports") / "promotion"  # the decision records, relative to the repository root
 DEFAULT_DATA = "data/validated"  # the evaluate stage's test-set folder when a dvc.yaml names none
 _DATA_ARG = re.compile(r"--data[=\s]+(\S+)")
+
+
+class ChampionUnavailable(RegistryError):
+    """The champion's package is declared but could not be fetched: the evidence cannot be made."""
 
 
 def record_paths(repo: Path, artifact: str) -> tuple[Path, Path]:
@@ -111,25 +120,39 @@ def gated_sets(data: Path, names: Sequence[str], src: str, tgt: str) -> dict[str
 def judge(sets: Mapping[str, tuple[Sequence[str], Sequence[str]]], decoded_by: SideBySide, champion: Path,
           challenger: Path, cfg: PromoteConfig) -> EvidenceDecision:
     """Decode `sets` (name -> (sources, references)) with both packages side by side and decide
-    by evidence with `cfg`'s thresholds."""
+    by evidence with `cfg`'s thresholds (margins, alpha, speed budget)."""
     decoded = decoded_by(champion, challenger, {name: src for name, (src, _) in sets.items()}, cfg.threads)
     compared = {name: (refs, decoded.champion[name], decoded.challenger[name]) for name, (_, refs) in sets.items()}
     return decide_by_evidence(compared, decoded.champion_sps, decoded.challenger_sps, cfg.alpha, cfg.min_speed_ratio,
-                              cfg.resamples, cfg.seed)
+                              cfg.resamples, cfg.seed, cfg.bleu_margin, cfg.chrf_margin)
+
+
+def no_packages(repo: Path, model: Model) -> str | None:
+    """Why the project has no ONNX packages to decide by evidence on (none declared, not a DVC
+    project), or None when it has: then a champion package that cannot be fetched is an error."""
+    if model.package is None:
+        return f"{model.dvcfile} declares no ONNX package artifact (`*-onnx`) for {model.name}"
+    if not (Path(repo) / ".dvc").is_dir():
+        return f"{repo} is not a DVC project"
+    return None
 
 
 def by_evidence(repo: Path, model: Model, champion_commit: str, challenger_commit: str, names: Sequence[str],
                 cfg: PromoteConfig, work: Path, decoded_by: SideBySide | None = None) -> EvidenceDecision | str:
-    """The evidence decision on the sets `names`, or, when the champion has no package to decode,
-    why not (the registry then falls back on point scores). Packages are fetched into `work`;
-    `decoded_by` decodes them (default `decode_side_by_side`; tests inject prepared translations)."""
-    if model.package is None:
-        return f"{model.dvcfile} declares no ONNX package artifact (`*-onnx`) for {model.name}"
-    champion, challenger = Path(work) / "champion", Path(work) / "challenger"
-    why = fetch_package(repo, model.package, champion_commit, champion)
+    """The evidence decision on the sets `names` (every set either model was scored on), or, when
+    the project has no packages (`no_packages`), why not (the registry then falls back on point
+    scores). A champion package that cannot be fetched raises `ChampionUnavailable`. Packages are
+    fetched into `work`; `decoded_by` decodes them (default `decode_side_by_side`; tests inject
+    prepared translations)."""
+    why = no_packages(repo, model)
     if why is not None:
         return why
-    why = fetch_package(repo, model.package, challenger_commit, challenger)
+    package = str(model.package)  # declared: no_packages said so
+    champion, challenger = Path(work) / "champion", Path(work) / "challenger"
+    why = fetch_package(repo, package, champion_commit, champion)
+    if why is not None:
+        raise ChampionUnavailable(why)
+    why = fetch_package(repo, package, challenger_commit, challenger)
     if why is not None:
         raise RegistryError(f"the challenger's package: {why}")
     src, tgt = languages(challenger)

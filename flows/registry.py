@@ -5,12 +5,17 @@ ONNX package `nmt-de-en-onnx`) get one version per pipeline run that retrained s
 (`nmt-de-en@v0.0.N`, `nmt-de-en-onnx@v0.0.N`: tags on the run's DVC experiment commit, whose
 dvc.lock records the model), and the stage `promote.stage` (`prod`; tags `NAME#prod#N`) only
 when the challenger is not worse than the champion. The rule is promotion by evidence
-(flows/promotion.py): both ONNX packages decode the gated test sets side by side, and the
-challenger is refused when a set is significantly worse (paired bootstrap, Holm) or it decodes
-below `promote.min_speed_ratio` of the champion's sentences/s. Only where the champion has no
-package to decode does the point-score rule `decide()` decide on the metrics files, and the
-reason says so; there, a champion without scores stops promotion until
-`--allow-champion-without-metrics` says otherwise. Every decision is recorded in
+(flows/promotion.py): the challenger must be scored on every set the champion was, with no
+higher `<unk>` rate; then both ONNX packages decode every set either was scored on side by side,
+and the challenger is refused when a set's 95% interval of the sacreBLEU or chrF difference
+reaches down to -`promote.bleu_margin` / -`promote.chrf_margin` (non-inferiority not shown),
+when a set is significantly worse (paired bootstrap, Holm), or when it decodes below
+`promote.min_speed_ratio` of the champion's sentences/s. Only where the project has no packages
+(none declared, not a DVC project) does the point-score rule `decide()` decide on the metrics
+files, and the reason says so; there, a champion without scores stops promotion until
+`--allow-champion-without-metrics` says otherwise. A champion package that cannot be fetched
+stops the promotion (nothing registered) unless `--allow-point-score` asks for the point-score
+rule, which the reason and the record then say. Every decision is recorded in
 reports/promotion/<artifact>.json and .md. `rollback` gives the stage back to the version that
 held it before the champion. The GTO calls, all of a model's artifacts or none:
 flows/gto_registry.py. No server: `gto show` and `git tag` read the registry; a consumer fetches
@@ -23,6 +28,7 @@ reports/general/de-en/metrics.json, `general:nmt-en-de` on reports/general/en-de
 
     python -m flows.registry promote [--rev HEAD] [--max-bleu-drop X]  # register a commit, promote on the evidence
     python -m flows.registry promote --allow-champion-without-metrics  # the champion has no scores: promote anyway
+    python -m flows.registry promote --allow-point-score               # champion package not fetchable: point scores
     python -m flows.registry show                                      # versions and the one at prod
     python -m flows.registry rollback [--model nmt-de-en]              # prod back to the version before it
     python -m flows.registry --dvcfile general/dvc.yaml promote [--model general:nmt-en-de]  # per direction
@@ -43,7 +49,7 @@ from flows.evidence import EvidenceDecision
 from flows.evidence import markdown as evidence_markdown
 from flows.gto_registry import Registry, RegistryError, models
 from flows.models import Model
-from flows.promotion import by_evidence, write_record
+from flows.promotion import ChampionUnavailable, by_evidence, no_packages, write_record
 from flows.side_by_side import SideBySide, resolve_threads
 from flows.tools import ToolMissing
 from nmt.config.loader import from_dict, read_yaml
@@ -149,21 +155,52 @@ def promote_config(params: Path) -> PromoteConfig:
     return from_dict(PromoteConfig, data["promote"], key="promote", source=str(params), complete=True)
 
 
+def before_decoding(challenger: dict[str, dict[str, float]], champion: dict[str, dict[str, float]],
+                    champion_version: str) -> str | None:
+    """Why the evidence rule refuses the challenger on the metrics files alone, or None: a set the
+    champion was scored on and the challenger was not (a narrowed evaluation), or a higher <unk>
+    rate there."""
+    for test_set, old in champion.items():
+        new = challenger.get(test_set)
+        if new is None:
+            return (f"not scored on {test_set}, where the champion {champion_version} was: the evidence rule gates "
+                    "every set either was scored on")
+        if new.get("unk_rate", 0.0) > old.get("unk_rate", 0.0):
+            return (f"<unk> rate on {test_set} rose to {new['unk_rate']:g} (the champion {champion_version}'s: "
+                    f"{old.get('unk_rate', 0.0):g})")
+    return None
+
+
 def judge_commit(registry: Registry, commit: str, champion: tuple[str, str] | None, rule: PromoteConfig,
                  gates_passed: bool = True, allow_champion_without_metrics: bool = False,
-                 decoded_by: SideBySide | None = None) -> Decision:
+                 decoded_by: SideBySide | None = None, allow_point_score: bool = False) -> Decision:
     """The decision on `commit` against `champion` ((version, commit) at the stage, or None): by
-    evidence when the champion's package can be decoded (flows/promotion.py), else `decide` on
-    point scores, saying so."""
+    evidence on every set either was scored on (flows/promotion.py), else, where the project has
+    no packages, `decide` on point scores, saying so. A champion package that cannot be fetched
+    raises a RegistryError unless `allow_point_score` (then point scores decide, saying so)."""
     challenger = scores(registry.metrics_at(commit))
     old = scores(registry.metrics_at(champion[1])) if champion else None
     decision = decide(challenger, old, rule.max_bleu_drop, gates_passed, champion[0] if champion else None,
                       metrics=registry.model.metrics, allow_champion_without_metrics=allow_champion_without_metrics)
     if champion is None or not gates_passed or not challenger:  # first model, a failed gate, nothing to judge
         return replace(decision, rule="none")
-    with tempfile.TemporaryDirectory(prefix="nmt-promote-") as work:
-        evidence = by_evidence(registry.repo, registry.model, champion[1], commit, list(challenger), rule, Path(work),
-                               decoded_by)
+    refused = before_decoding(challenger, old or {}, champion[0])
+    if refused is not None and no_packages(registry.repo, registry.model) is None:  # else `decide` said it already
+        return Decision(False, refused, challenger, old, champion[0], decision.rows, None, "evidence")
+    names = list(old or {}) + [name for name in challenger if name not in (old or {})]  # the union, champion's first
+    try:
+        with tempfile.TemporaryDirectory(prefix="nmt-promote-") as work:
+            evidence = by_evidence(registry.repo, registry.model, champion[1], commit, names, rule, Path(work),
+                                   decoded_by)
+    except ChampionUnavailable as exc:
+        if not allow_point_score:
+            raise RegistryError(
+                f"cannot fetch the champion {champion[0]}'s package to decide by evidence: {exc}; the promotion "
+                "stops rather than fall back to point scores (no bootstrap, no speed budget): make the package "
+                "reachable (`dvc pull`, the DVC remote) and run again, or pass --allow-point-score to decide on the "
+                "metrics files") from None
+        return replace(decision, reason=f"{decision.reason}; decided on point scores by --allow-point-score: the "
+                                        f"champion {champion[0]}'s package could not be fetched ({exc})")
     if isinstance(evidence, str):
         return replace(decision, reason=f"{decision.reason}; decided on point scores, the fallback rule: no package "
                                         f"of the champion {champion[0]} to decode ({evidence})")
@@ -176,16 +213,19 @@ def judge_commit(registry: Registry, commit: str, champion: tuple[str, str] | No
 def promote_commit(repo: Path, ref: str, max_bleu_drop: float, stage: str = "prod",
                    gates_passed: bool = True, model: Model | None = None,
                    allow_champion_without_metrics: bool = False, rule: PromoteConfig | None = None,
-                   decoded_by: SideBySide | None = None) -> tuple[Decision, str, Registry]:
+                   decoded_by: SideBySide | None = None,
+                   allow_point_score: bool = False) -> tuple[Decision, str, Registry]:
     """Register `ref` as a new version of `model` (default: dvc.yaml's first); assign the stage if
     `judge_commit` says so (`rule`: the evidence thresholds, default PromoteConfig's, with
     `max_bleu_drop` and `stage`); record the decision in reports/promotion/. A promotion that
-    fails takes the registration back too: the registry is as it was."""
+    fails takes the registration back too: the registry is as it was; so does a champion package
+    that cannot be fetched, unless `allow_point_score` (the record says which)."""
     rule = replace(rule or PromoteConfig(), stage=stage, max_bleu_drop=max_bleu_drop)
     registry = Registry(repo, model, stage=stage)
     commit = registry.commit(ref)
     champion = registry.prod()
-    decision = judge_commit(registry, commit, champion, rule, gates_passed, allow_champion_without_metrics, decoded_by)
+    decision = judge_commit(registry, commit, champion, rule, gates_passed, allow_champion_without_metrics, decoded_by,
+                            allow_point_score)
     version = registry.register(commit, message=decision.reason)
     if decision.promote:
         try:
@@ -200,6 +240,7 @@ def promote_commit(repo: Path, ref: str, max_bleu_drop: float, stage: str = "pro
              f"promoted to {stage}" if decision.promote else "not promoted", decision.reason)
     record = {"artifact": registry.artifact, "artifacts": registry.artifacts, "version": version, "commit": commit,
               "stage": stage, "promoted": decision.promote, "reason": decision.reason, "rule": decision.rule,
+              "allow_point_score": allow_point_score,
               "champion_version": decision.champion_version, "champion_commit": champion[1] if champion else None,
               "scores": {"champion": decision.champion, "challenger": decision.challenger},
               "config": asdict(rule) | {"threads": resolve_threads(rule.threads)},
@@ -240,6 +281,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="where the decisions go (one section per model)")
     pr.add_argument("--allow-champion-without-metrics", action="store_true",
                     help="promote even when the champion has no test-set scores to compare with (refused otherwise)")
+    pr.add_argument("--allow-point-score", action="store_true",
+                    help="when the champion's package cannot be fetched (`dvc get` failed), decide on the metrics "
+                         "files' point scores instead of stopping (no bootstrap, no speed budget; the record says so)")
     sub.add_parser("show", help="versions and the one at the stage, per model")
     rb = sub.add_parser("rollback", help="give the stage back to the version that held it before the champion "
                                          "(all artifacts of one model)")
@@ -269,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
         for model in chosen:
             decision, version, registry = promote_commit(
                 repo, args.rev, drop, cfg.stage, model=model,
-                allow_champion_without_metrics=args.allow_champion_without_metrics, rule=cfg)
+                allow_champion_without_metrics=args.allow_champion_without_metrics, rule=cfg,
+                allow_point_score=args.allow_point_score)
             pages.append(markdown(decision, version, registry.artifact, cfg.stage))
     except (RegistryError, ToolMissing, NmtError, OSError, GTOException) as exc:
         print(f"python -m flows.registry: error: {exc}", file=sys.stderr)

@@ -14,9 +14,15 @@ import numpy as np
 import pytest
 import sacrebleu
 
+import flows.evidence
 from flows.evidence import BETTER, NO_DIFFERENCE, WORSE, decide_by_evidence, markdown, to_json, write_json
-from nmt.evaluate.paired import (holm, paired_bootstrap, percentile_interval, resampled_sums, scores_from_sums,
-                                 sentence_statistics, two_sided_p)
+from flows.registry import promote_config
+from nmt.config.promote import PromoteConfig
+from nmt.evaluate.paired import (Comparison, PairedResult, holm, paired_bootstrap, percentile_interval,
+                                 resampled_sums, scores_from_sums, sentence_statistics, two_sided_p)
+from support.scratch import ROOT
+
+REAL_RECORD = ROOT / "reports" / "promotion" / "nmt-de-en.json"  # the committed real promotion (issue 51, 7)
 
 WORDS = [f"{a}{b}" for a in ("Haus", "Mann", "Frau", "Hund", "Kind", "Ball", "Weg", "Tag") for b in
          ("", "e", "en", "er", "es", "ig", "lich", "ung", "chen", "heit")]
@@ -189,6 +195,11 @@ def test_bad_arguments_raise(sets: dict) -> None:
         decide_by_evidence(_with(sets, {}), 0.0, 1.0)
     with pytest.raises(ValueError, match="challenger_sps"):
         decide_by_evidence(_with(sets, {}), 1.0, float("nan"))
+    with pytest.raises(ValueError, match="bleu_margin -0.5 must be a finite number >= 0"):
+        decide_by_evidence(_with(sets, {}), 1.0, 1.0, bleu_margin=-0.5)
+    with pytest.raises(ValueError, match="must be 0 to 100") as bad:
+        PromoteConfig(chrf_margin=float("inf"))
+    assert getattr(bad.value, "key", None) == "chrf_margin"
     refs, champion = sets["test2016"]
     with pytest.raises(ValueError, match="must be equal"):
         paired_bootstrap(refs, champion, champion[:-1])
@@ -213,3 +224,59 @@ def test_the_record_as_json_atomically_and_as_markdown(sets: dict, tmp_path: Pat
     rows = [line for line in page.splitlines() if line.startswith("| test20") or line.startswith("| val")]
     assert len(rows) == 3 and "significantly worse" in rows[1]
     assert "**not promoted**" in page and "Holm" in page
+
+
+def _replayed(s: dict, bleu: tuple[float, float] | None = None,
+              chrf: tuple[float, float] | None = None) -> PairedResult:
+    """A recorded set's figures as paired_bootstrap's result; `bleu`/`chrf` ((low, high)) replace an interval."""
+    blow, bhigh = bleu or (s["low"], s["high"])
+    clow, chigh = chrf or (s["chrf_low"], s["chrf_high"])
+    return PairedResult(
+        s["sentences"], 1000, 12345,
+        Comparison("sacrebleu", s["champion_bleu"], s["challenger_bleu"], s["difference"], blow, bhigh, s["p_value"],
+                   "BLEU"),
+        Comparison("chrf", s["champion_chrf"], s["challenger_chrf"], s["chrf_difference"], clow, chigh,
+                   s["chrf_p_value"], "chrF"))
+
+
+def test_the_committed_real_promotion_is_refused_under_the_default_margins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """reports/promotion/nmt-de-en.json put at prod a challenger whose chrF was significantly worse
+    and whose BLEU interval reached below -1 (issue 51, finding 7): its recorded figures, replayed
+    through the rule with params.yaml's thresholds, are refused on both metrics, speed or not."""
+    record = json.loads(REAL_RECORD.read_text(encoding="utf-8"))
+    (real,) = record["evidence"]["sets"]
+    assert record["promoted"] is True and real["verdict"] == NO_DIFFERENCE  # what the old rule did with them
+    monkeypatch.setattr(flows.evidence, "paired_bootstrap", lambda *args, **kwargs: _replayed(real))
+    cfg = promote_config(ROOT / "params.yaml")
+    assert (cfg.bleu_margin, cfg.chrf_margin) == (PromoteConfig().bleu_margin, PromoteConfig().chrf_margin)
+    e = record["evidence"]
+    decision = decide_by_evidence({real["test_set"]: ([], [], [])}, e["champion_sps"], e["challenger_sps"], cfg.alpha,
+                                  cfg.min_speed_ratio, cfg.resamples, cfg.seed, cfg.bleu_margin, cfg.chrf_margin)
+    assert not decision.promote
+    assert decision.speed_ratio > 3  # three times as fast: no speed trade buys a loss it cannot bound
+    assert f"not shown within the margin on {real['test_set']}: sacreBLEU" in decision.reason
+    assert f"lower end {real['low']:+.2f} <= -{cfg.bleu_margin:g}" in decision.reason
+    assert f"chrF {real['chrf_difference']:+.2f} [{real['chrf_low']:+.2f}, {real['chrf_high']:+.2f}]" in decision.reason
+    assert "too slow" not in decision.reason
+    assert (decision.bleu_margin, decision.chrf_margin) == (cfg.bleu_margin, cfg.chrf_margin)
+
+
+def test_a_challenger_not_significantly_worse_is_still_refused_when_its_loss_is_not_bounded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default margins decide on the lower ends alone: the same point estimates pass when both
+    intervals stay above -margin, and fail when either reaches below it."""
+    real = json.loads(REAL_RECORD.read_text(encoding="utf-8"))["evidence"]["sets"][0]
+    bleu_margin, chrf_margin = PromoteConfig().bleu_margin, PromoteConfig().chrf_margin
+    cases = {  # (BLEU interval, chrF interval) -> promoted
+        ((-bleu_margin + 0.05, 0.3), (-chrf_margin + 0.05, 0.2)): True,
+        ((-bleu_margin - 0.05, 0.3), (-chrf_margin + 0.05, 0.2)): False,  # BLEU alone reaches below
+        ((-bleu_margin + 0.05, 0.3), (-chrf_margin - 0.05, 0.2)): False,  # chrF alone reaches below
+    }
+    for (bleu, chrf), promoted in cases.items():
+        monkeypatch.setattr(flows.evidence, "paired_bootstrap",
+                            lambda *args, bleu=bleu, chrf=chrf, **kwargs: _replayed(real, bleu, chrf))
+        decision = decide_by_evidence({"a": ([], [], []), "b": ([], [], [])}, 10.0, 10.0)
+        assert decision.promote is promoted, (bleu, chrf, decision.reason)
+        assert all(e.verdict == NO_DIFFERENCE for e in decision.sets)  # the Holm test alone would promote all three
+        if not promoted:
+            assert "not shown within the margin on a:" in decision.reason and "on b:" in decision.reason

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.gto_registry import Registry
+from flows.gto_registry import Registry, RegistryError
 from flows.registry import main, promote_commit
 from flows.side_by_side import Decoded
 from nmt.config.promote import PromoteConfig
@@ -57,15 +57,17 @@ def worse_lines(name: str) -> list[str]:
     return ["something else entirely happened there" if i % 2 else r for i, r in enumerate(champion_lines(name))]
 
 
-def _commit_run(repo: Path, run: int) -> None:
-    """A pipeline run's outcome as git and DVC see it: the package, the metrics, the test sets."""
+def _commit_run(repo: Path, run: int, metrics: dict | None = None) -> None:
+    """A pipeline run's outcome as git and DVC see it: the package, the metrics (default: the same
+    scores on every set), the test sets."""
     package = repo / "models" / "onnx"
     package.mkdir(parents=True, exist_ok=True)
     (package / "model.json").write_text(json.dumps({"languages": {"src": "de", "tgt": "en"}, "run": run}))
     result = dvc(repo, project_env(), "add", "-q", "models/onnx")
     assert result.returncode == 0, result.stderr
     (repo / "reports").mkdir(exist_ok=True)  # the same scores every run: the point-score rule would promote
-    (repo / "reports" / "metrics.json").write_text(json.dumps({n: {"sacrebleu": 40.0, "chrf": 60.0} for n in SETS}))
+    scores = metrics if metrics is not None else {n: {"sacrebleu": 40.0, "chrf": 60.0} for n in SETS}
+    (repo / "reports" / "metrics.json").write_text(json.dumps(scores))
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", f"run {run}")
 
@@ -176,10 +178,54 @@ def test_without_a_champion_package_the_point_scores_decide_and_say_so(repo: Pat
     assert record["rule"] == "point scores" and record["evidence"] is None and record["version"] == version
 
 
-def test_a_champion_missing_from_the_dvc_cache_and_remote_falls_back(repo: Path) -> None:
+def test_a_champion_that_cannot_be_fetched_stops_the_promotion_unless_the_point_scores_are_allowed(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """An outage (here: the champion's package in neither the DVC cache nor the remote) stops a
+    promotion instead of loosening it to the point-score rule (issue 51, finding 11)."""
     subprocess.run(["rm", "-rf", str(repo / ".dvc" / "cache")], check=True)
-    decision, _, _ = promote_commit(repo, "HEAD", 0.0, decoded_by=prepared({}, 1.0, 1.0, []))
-    assert decision.rule == "point scores" and decision.promote
-    assert "no package of the champion v0.0.1 to decode (`dvc get . models/onnx --rev " in decision.reason
-    assert "failed: ERROR: " in decision.reason  # DVC's own error, not its closing line
-    assert "\n" not in decision.reason
+    with pytest.raises(RegistryError) as stopped:
+        promote_commit(repo, "HEAD", 0.0, decoded_by=prepared({}, 1.0, 1.0, []))
+    message = str(stopped.value)
+    assert message.startswith("cannot fetch the champion v0.0.1's package to decide by evidence: `dvc get . "
+                              "models/onnx --rev ")
+    assert "failed: ERROR: " in message and "--allow-point-score" in message and "\n" not in message
+    registry = Registry(repo)
+    assert registry.versions() == ["v0.0.1"] and registry.prod()[0] == "v0.0.1"  # nothing registered, nothing moved
+    assert _record(repo)["version"] == "v0.0.1"  # no decision recorded: the first model's record stays
+    monkeypatch.chdir(repo)
+    assert main(["--params", str(ROOT / "params.yaml"), "promote"]) == 1
+    assert "cannot fetch the champion v0.0.1's package" in capsys.readouterr().err
+
+    # the explicit override: the old fallback, said in the reason and the record
+    assert main(["--params", str(ROOT / "params.yaml"), "promote", "--allow-point-score"]) == 0
+    record = _record(repo)
+    assert record["rule"] == "point scores" and record["promoted"] and record["allow_point_score"] is True
+    assert record["version"] == "v0.0.2" and record["evidence"] is None
+    assert "decided on point scores by --allow-point-score: the champion v0.0.1's package could not be fetched" \
+        in record["reason"]
+    assert "failed: ERROR: " in record["reason"] and "\n" not in record["reason"]
+
+
+def test_a_challenger_not_scored_on_a_set_of_the_champion_is_refused(repo: Path) -> None:
+    """A challenger whose `evaluate.test_sets` was narrowed is not judged on its own sets only
+    (issue 51, finding 7): the champion's sets are gated too."""
+    calls: list[dict] = []
+    _commit_run(repo, 3, {"test_a": {"sacrebleu": 40.0, "chrf": 60.0}})  # test_b dropped from its evaluation
+    same = {n: champion_lines(n) for n in SETS}
+    decision, version, registry = promote_commit(repo, "HEAD", 0.0, decoded_by=prepared(same, 10.0, 10.0, calls))
+    assert (version, decision.promote, decision.rule, registry.prod()[0]) == ("v0.0.2", False, "evidence", "v0.0.1")
+    assert decision.reason == ("not scored on test_b, where the champion v0.0.1 was: the evidence rule gates every "
+                               "set either was scored on")
+    assert calls == []  # refused before decoding anything
+    assert _record(repo)["reason"] == decision.reason
+
+
+def test_a_higher_unk_rate_is_refused_on_the_evidence_path_too(repo: Path) -> None:
+    calls: list[dict] = []
+    _commit_run(repo, 3, {n: {"sacrebleu": 40.0, "chrf": 60.0, "unk_rate": 0.02 if n == "test_b" else 0.0}
+                          for n in SETS})
+    same = {n: champion_lines(n) for n in SETS}
+    decision, _, registry = promote_commit(repo, "HEAD", 0.0, decoded_by=prepared(same, 10.0, 10.0, calls))
+    assert not decision.promote and registry.prod()[0] == "v0.0.1"
+    assert decision.reason == "<unk> rate on test_b rose to 0.02 (the champion v0.0.1's: 0)"
+    assert calls == []
