@@ -21,7 +21,7 @@ dictionary the data stages use (Ding's de-en, `/usr/share/trans/de-en`; `nmt.dat
 Each test pair the glossary matches in (at most `--sentences` per test set; its terms: the
 glossary's matches) is translated as the server does (cut into sentences,
 `nmt.serve.decoding.translate_sentences`) without and with the glossary (each
-sentence masked by `nmt.serve.glossary.mask_terms` and restored; the masked text is stable under
+sentence masked by `nmt.serve.termswap.mask_terms` and restored; the masked text is stable under
 the server's own span masking). Reported: term recall (a pair's term counts when the output holds
 its target or one of its forms as whole words, any case) without and with the glossary (criterion:
 >= 95% with), sacreBLEU of both on the same pairs (criterion: with not more than 0.5 below), the
@@ -154,7 +154,7 @@ def write_glossary(path: Path, glossary: dict[str, tuple[str, str]], forms: dict
 def translate_texts(translator: Any, splitter: Any, texts: list[str], glossary: Any = None) -> list[str]:
     """Texts translated as the server's text path does (with the glossary's terms swapped, if any)."""
     from nmt.serve.decoding import translate_sentences
-    from nmt.serve.glossary import mask_terms
+    from nmt.serve.termswap import mask_terms
     from nmt.serve.spans import mask
 
     segmented = [splitter.split(t) for t in texts]

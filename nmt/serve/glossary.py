@@ -1,38 +1,14 @@
-"""Terminology by span swap (issue 42, item 3): a glossary's terms and do-not-translate spans.
+"""Terminology by span swap: a glossary's terms and do-not-translate spans.
 
-Why a swap and not constrained decoding: the exported decoder's step graph returns only the 2K
-best next tokens per row (a TopK inside the ONNX graph), so our beam search cannot score a
-constraint token outside them without an export format change. Terms therefore ride the
-placeholder mechanism of `nmt.serve.spans`: a glossary source term found in a sentence is
-masked as a placeholder number, which the model copies like any number, and the placeholder is
-restored as the target term; a do-not-translate span is restored as the input wrote it. No
-retraining, and a sentence without terms is masked exactly as `spans.mask` masks it, so the
-unconstrained path is unchanged. A dropped term placeholder is appended at the end, as spans are.
-
-- A glossary file is TSV, one term a line: `source term<TAB>target term[<TAB>more target forms]`
-  (the first target is written; more forms, e.g. a German term's inflections, are what a check
-  accepts as the term); blank lines and `#` comments skipped; an error names the file and line,
-  and a source term given twice is an error. A request's glossary is a mapping
-  `{"source term": "target" or ["target", more forms]}`, laid over the file's (`over`: the
-  request wins); its do-not-translate spans are a list of strings (`keeping`).
-- Matching is on words (letters and digits, hyphenated compounds one word, so `Haus` never
-  matches in `Haustür` or `Haus-Tür`; each punctuation mark a word of its own; whitespace between
-  words free): glossary terms case-insensitively after Unicode NFC and case folding (`Straße`,
-  `STRASSE`, `strasse` are one term; umlauts as any letter), do-not-translate spans
-  case-sensitively (`Apple` is a name, `apple` a fruit). The longest match wins (characters),
-  then the earlier one; matches never overlap; at equal spans a do-not-translate span wins, then
-  the request's term, then the file's. A term never cuts into a URL, address, number or emoji
-  (`nmt.serve.spans.PROTECTED`); a term that holds such a span whole (`Windows 10`) takes it in.
-- Case: the target is written as the glossary writes it (a German noun keeps its capital, a
-  lower-case target is not lowered further), except that an all-lower-case target whose
-  placeholder opens the translation is capitalised (the capital of a sentence start, whichever
-  language), and a source term written in capitals (`HAUS`, not the glossary's own spelling)
-  gives the target in capitals. Where the term stands in the output decides, not whether the
-  source term opened the sentence: the model may move it (`Schnell lief er` -> `He ran 1`).
+A glossary source term found in a sentence is masked as a placeholder number (the placeholder
+mechanism of `nmt.serve.spans`), which the model copies like any number, and the placeholder is
+restored as the target term; a do-not-translate span is restored as the input wrote it. The file
+format, the matching and case rules, the limits and why a swap rather than a constrained search:
+docs/serving.md, "Terminology". A sentence without terms is masked exactly as `spans.mask` masks it.
 
     glossary = Glossary.read(path)                    # once per direction (--glossary FILE)
     terms = for_request(glossary, {"Haus": "home"}, ["ACME"])  # None: nothing to swap
-    masked = mask_terms(sentence, terms)              # a `Masked`: .text to the model
+    masked = mask_terms(sentence, terms)              # nmt.serve.termswap: .text to the model
     masked.restore(translation)
 """
 
@@ -42,19 +18,20 @@ import logging
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from bisect import bisect_left
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nmt.errors import NmtError
-from nmt.serve.spans import PLACEHOLDER, PROTECTED, Masked, mask
+from nmt.serve.spans import PROTECTED
 
 log = logging.getLogger(__name__)
 
 _LETTERS = r"[\w\u0300-\u036f]+"  # word characters and combining accents (a decomposed `ä`)
 TOKEN = re.compile(rf"{_LETTERS}(?:-{_LETTERS})*|[^\w\s]")
-_JOIN_BEFORE = re.compile(r"[\w.,:/%+\-]$")  # would run into a placeholder written after it
-_JOIN_AFTER = re.compile(r"[\w%]|[.,:/+\-][\w]")  # would run into a placeholder written before it
-_WORDISH = re.compile(r"\w")
+MAX_TERM_WORDS = 32  # words and marks in one source term: bounds the matching work per word of text
+MAX_REQUEST_TERMS = 1000  # terms and do-not-translate spans in one request
+_END = ""  # the trie key under which a node holds the term that ends there (no token is empty)
 
 
 class GlossaryError(NmtError):
@@ -84,11 +61,20 @@ def _key(text: str, exact: bool) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class _Layer:
-    """Terms of one origin by key; `exact`: matched case-sensitively (do-not-translate spans)."""
+    """Terms of one origin by key; `exact`: matched case-sensitively (do-not-translate spans);
+    `trie`: the keys as nested dicts, token by token, a term under `_END` where its key ends."""
 
     terms: Mapping[tuple[str, ...], Term]
     exact: bool
     origin: str
+    trie: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        for key, term in self.terms.items():
+            node = self.trie
+            for token in key:
+                node = node.setdefault(token, {})
+            node[_END] = term
 
 
 def _layer(terms: Iterable[tuple[str, Term]], origin: str, exact: bool = False) -> _Layer:
@@ -98,6 +84,9 @@ def _layer(terms: Iterable[tuple[str, Term]], origin: str, exact: bool = False) 
         key = _key(term.source, exact)
         if not key:
             raise GlossaryError(f"{where}: the source term {term.source!r} has no word in it")
+        if len(key) > MAX_TERM_WORDS:
+            raise GlossaryError(f"{where}: the source term has {len(key)} words and marks, more than a term may "
+                                f"have ({MAX_TERM_WORDS})")
         if not term.keep and not term.target.strip():
             raise GlossaryError(f"{where}: the source term {term.source!r} has an empty target")
         if key in found and not term.keep:
@@ -111,7 +100,6 @@ class Glossary:
 
     def __init__(self, layers: Sequence[_Layer]) -> None:
         self.layers = tuple(layer for layer in layers if layer.terms)
-        self._longest = max((len(k) for layer in self.layers for k in layer.terms), default=0)
 
     @classmethod
     def read(cls, path: Path) -> Glossary:
@@ -146,6 +134,9 @@ class Glossary:
         """A request's glossary: `{"source term": "target term" or ["target term", more forms]}`."""
         if not isinstance(mapping, Mapping):
             raise GlossaryError(f"{origin}: expected an object of source term -> target term(s)")
+        if len(mapping) > MAX_REQUEST_TERMS:
+            raise GlossaryError(f"{origin}: {len(mapping)} terms, more than a request may give ({MAX_REQUEST_TERMS}); "
+                                "put a large glossary in a file served with --glossary")
         entries = []
         for source, targets in mapping.items():
             where = f"{origin}[{source!r}]"
@@ -165,6 +156,9 @@ class Glossary:
         """This glossary with do-not-translate spans on top (matched case-sensitively)."""
         if isinstance(spans, str):
             raise GlossaryError(f"{origin}: expected a list of strings")
+        spans = list(spans)
+        if len(spans) > MAX_REQUEST_TERMS:
+            raise GlossaryError(f"{origin}: {len(spans)} spans, more than a request may give ({MAX_REQUEST_TERMS})")
         entries = []
         for k, span in enumerate(spans):
             if not isinstance(span, str) or not span.strip():
@@ -200,92 +194,46 @@ class Glossary:
 
     def find(self, sentence: str) -> list[tuple[int, int, Term]]:
         """(start, end, term) of every match in `sentence`, in order: longest first, no overlaps,
-        none cutting into a protected span."""
+        none cutting into a protected span. Each layer's terms are walked as a trie from every word,
+        so the work is at most the words times `MAX_TERM_WORDS`, whatever the terms."""
         found = [(m.start(), m.end(), unicodedata.normalize("NFC", m.group(0))) for m in TOKEN.finditer(sentence)]
-        folded = [t.casefold() for _, _, t in found]
-        candidates = []  # (-length, start, layer, end, term)
+        tokens = ([t for _, _, t in found], [t.casefold() for _, _, t in found])  # exact, folded
+        candidates = []  # (-length, start, layer, end, term, first word, words)
         for i in range(len(found)):
-            for n in range(1, min(self._longest, len(found) - i) + 1):
-                start, end = found[i][0], found[i + n - 1][1]
-                if sentence[start - 1:start] == "-" or sentence[end:end + 1] == "-":
-                    continue  # `Haus-` of `Haus- und Gartenarbeit` is part of a compound
-                for rank, layer in enumerate(self.layers):
-                    key = tuple(t for _, _, t in found[i:i + n]) if layer.exact else tuple(folded[i:i + n])
-                    term = layer.terms.get(key)
-                    if term is not None:
-                        candidates.append((start - end, start, rank, end, term))
+            for rank, layer in enumerate(self.layers):
+                words, node = tokens[0] if layer.exact else tokens[1], layer.trie
+                for j in range(i, len(found)):
+                    node = node.get(words[j])
+                    if node is None:
+                        break
+                    term = node.get(_END)
+                    start, end = found[i][0], found[j][1]
+                    if term is not None and sentence[start - 1:start] != "-" and sentence[end:end + 1] != "-":
+                        candidates.append((start - end, start, rank, end, term, i, j + 1))  # `Haus-` of a compound: no
         protected = [(m.start(), m.end()) for m in PROTECTED.finditer(sentence)]
+        starts = [s for s, _ in protected]
+        taken = bytearray(len(found))
         chosen: list[tuple[int, int, Term]] = []
-        for _, start, _, end, term in sorted(candidates, key=lambda c: c[:3]):
-            if any(s < end and start < e for s, e, _ in chosen):
+        for _, start, _, end, term, first, last in sorted(candidates, key=lambda c: c[:3]):
+            if any(taken[first:last]):
                 continue
-            if any(s < end and start < e and not (start <= s and e <= end) for s, e in protected):
+            if _cuts(protected, starts, start, end):
                 continue
+            taken[first:last] = b"\x01" * (last - first)
             chosen.append((start, end, term))
         return sorted(chosen, key=lambda c: c[0])
 
 
-def _written(term: Term, source_text: str) -> tuple[str, str]:
-    """What a matched term's placeholder becomes: (anywhere, where it opens the translation)."""
-    if term.keep:
-        return source_text, source_text
-    target = term.target
-    letters = [c for c in source_text if c.isalpha()]
-    if len(letters) > 1 and all(c.isupper() for c in letters) and not term.source.isupper():
-        target = target.upper()
-    initial = target[:1].upper() + target[1:] if target.islower() else target
-    return target, initial
-
-
-@dataclass(frozen=True)
-class TermMasked(Masked):
-    """A `Masked` with glossary or do-not-translate spans: `initial[k]` is span k's form where its
-    placeholder opens the translation (a capital); `terms`: the terms matched, in order."""
-
-    initial: tuple[str, ...] = ()
-    terms: tuple[Term, ...] = ()
-
-    def restore(self, translation: str) -> str:
-        first = PLACEHOLDER.search(translation)
-        if first and not _WORDISH.search(translation[:first.start()]):
-            k = int(first.group(0))
-            if 1 <= k <= len(self.spans) and self.initial[k - 1] != self.spans[k - 1]:
-                spans = (*self.spans[:k - 1], self.initial[k - 1], *self.spans[k:])
-                return Masked(self.text, spans).restore(translation)
-        return super().restore(translation)
-
-
-def mask_terms(sentence: str, glossary: Glossary | None = None, keep: Iterable[str] = ()) -> Masked:
-    """`sentence` with its terms, do-not-translate spans (`keep`, or those in `glossary`) and
-    protected spans (`nmt.serve.spans`) replaced by placeholder numbers, numbered in order; with
-    none of the first two in it, exactly `spans.mask(sentence)`."""
-    keep = list(keep)
-    if keep:
-        glossary = (glossary or Glossary(())).keeping(keep)
-    matches = glossary.find(sentence) if glossary is not None else []
-    if not matches:
-        return mask(sentence)
-    pieces: list[tuple[int, int, Term | None]] = list(matches)
-    pieces += [(m.start(), m.end(), None) for m in PROTECTED.finditer(sentence)
-               if not any(s <= m.start() and m.end() <= e for s, e, _ in matches)]
-    out: list[str] = []
-    spans: list[str] = []
-    initial: list[str] = []
-    last = 0
-    for start, end, term in sorted(pieces, key=lambda p: p[0]):
-        out.append(sentence[last:start])
-        text = sentence[start:end]
-        span, first = (text, text) if term is None else _written(term, text)
-        spans.append(span)
-        initial.append(first)
-        number = str(len(spans))
-        if term is not None:  # set off from what would run into it (a protected span is written as mask() does)
-            before, after = "".join(out), sentence[end:]
-            number = (" " if _JOIN_BEFORE.search(before) else "") + number + (" " if _JOIN_AFTER.match(after) else "")
-        out.append(number)
-        last = end
-    out.append(sentence[last:])
-    return TermMasked("".join(out), tuple(spans), tuple(initial), tuple(t for _, _, t in matches))
+def _cuts(protected: list[tuple[int, int]], starts: list[int], start: int, end: int) -> bool:
+    """Whether [start, end) cuts into a protected span (overlaps one without holding it whole). The
+    spans are disjoint and in order: only those from the last one starting before `end` back to
+    the first one ending after `start` can overlap."""
+    q = bisect_left(starts, end) - 1
+    while q >= 0 and protected[q][1] > start:
+        if not (start <= protected[q][0] and protected[q][1] <= end):
+            return True
+        q -= 1
+    return False
 
 
 def for_request(base: Glossary | None, glossary: object = None, keep: Sequence[str] | None = None) -> Glossary | None:

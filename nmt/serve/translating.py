@@ -22,7 +22,8 @@ from nmt.serve.batcher import Job
 from nmt.serve.decoding import Output
 from nmt.serve.align import thread_aligner
 from nmt.serve.engine import Engine, Model
-from nmt.serve.glossary import Glossary, TermMasked, mask_terms
+from nmt.serve.glossary import Glossary
+from nmt.serve.termswap import TermMasked, mask_terms
 from nmt.serve.inline import Unit
 from nmt.serve.markup import HtmlDocument
 from nmt.serve.pairs import PairRange, align_pairs, has_pairs, plain_text, with_pairs
@@ -67,6 +68,19 @@ async def wait(request: Request, job: Job, timeout_s: float) -> list[Output]:
                          "later, or send fewer texts per request", "request_timeout")
 
 
+def _split_and_mask(state: ServeState, texts: list[str], langs: list[str],
+                    glossaries: Sequence[Glossary | None] | None) -> tuple[list[Segmented], list[TermMasked | None]]:
+    """On the text thread, never the event loop: the texts cut into sentences, and each sentence's
+    glossary terms masked (None where it has no term or span to keep)."""
+    segmented = state.split(texts, langs)
+    masks: list[TermMasked | None] = []
+    for seg, glossary in zip(segmented, glossaries or [None] * len(texts)):
+        for sentence in seg.sentences:
+            masked = mask_terms(sentence, glossary) if glossary is not None else None
+            masks.append(masked if isinstance(masked, TermMasked) else None)
+    return segmented, masks
+
+
 def alternative_texts(seg: Segmented, hyps: list[list[str]], wanted: int) -> list[str]:
     """Up to `wanted` other translations of a text: the j-th takes each sentence's j-th hypothesis
     (its best where it has fewer), as LibreTranslate combines a text's alternatives; only texts
@@ -100,12 +114,9 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
     since does not refuse its sentences (the drain waits for it instead)."""
     cfg, loop = state.config, asyncio.get_running_loop()
     state.batcher.check_room(min(cfg.max_sentences, sum(1 for t in texts if t.strip())), admitted)  # a text: a sentence
-    segmented = await loop.run_in_executor(state.text_pool, state.split, texts,
-                                           [e.current.languages[0] for e in engines])
+    segmented, masks = await loop.run_in_executor(state.text_pool, _split_and_mask, state, texts,
+                                                  [e.current.languages[0] for e in engines], glossaries)
     sentences = [s for seg in segmented for s in seg.sentences]
-    terms = [g for seg, g in zip(segmented, glossaries or [None] * len(texts)) for _ in seg.sentences]
-    masks = [mask_terms(s, g) if g is not None else None for s, g in zip(sentences, terms)]
-    masks = [m if isinstance(m, TermMasked) else None for m in masks]  # only sentences with a term or span to keep
     sentences = [s if m is None else m.text for s, m in zip(sentences, masks)]
     routes = [e for seg, e in zip(segmented, engines) for _ in seg.sentences]
     size = cfg.max_sentences if chunked else max(1, len(sentences))

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from nmt.serve.glossary import Glossary, GlossaryError, Term, for_request, mask_terms
+from nmt.serve.glossary import Glossary, GlossaryError, Term, for_request
+from nmt.serve.termswap import mask_terms
 from nmt.serve.spans import Masked, mask
 
 
