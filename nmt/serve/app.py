@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -212,6 +211,7 @@ def build_app(state: ServeState) -> Starlette:
         await state.watch.stop()  # the last traffic snapshot, everything decoded counted
         state.text_pool.shutdown(wait=False)
         state.align_pool.shutdown(wait=False)
+        state.doc_pool.shutdown(wait=False)
         await asyncio.get_running_loop().run_in_executor(None, state.files.close)  # expired files; a temporary folder
 
     routes = [

@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable
+from typing import TypeVar
 
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
@@ -25,9 +27,11 @@ from nmt.serve.documents import DocumentError, DocumentLimits, read_document
 from nmt.serve.protocol import HttpError, api_key, read_body
 from nmt.serve.refusals import Draining
 from nmt.serve.state import ServeState
-from nmt.serve.translating import translate_units
+from nmt.serve.translating import deadline_of, request_timeout, translate_units
 
 log = logging.getLogger("nmt.serve")
+T = TypeVar("T")
+
 
 async def _upload(request: Request, body: bytes) -> tuple[dict[str, str], UploadFile]:
     """The form's text fields and its `file`."""
@@ -77,7 +81,9 @@ async def translate_file(request: Request) -> Response:
 
 
 async def _translate_file(request: Request, state: ServeState) -> Response:
-    cfg = state.config
+    """The whole of it within --request-timeout from admission: reading the document, every part of its
+    sentences, writing the translated file."""
+    cfg, deadline = state.config, deadline_of(state)
     body = await read_body(request, cfg.max_file_bytes + 65536, cfg.body_timeout_s)
     found, upload = await _upload(request, body)
     key = api_key(found)
@@ -91,7 +97,8 @@ async def _translate_file(request: Request, state: ServeState) -> Response:
     limits = DocumentLimits(max_bytes=cfg.max_file_bytes)
     loop = asyncio.get_running_loop()
     try:
-        doc = await loop.run_in_executor(state.text_pool, read_document, upload.filename, data, limits)
+        doc = await _by(deadline, cfg.request_timeout_s,
+                        loop.run_in_executor(state.doc_pool, read_document, upload.filename, data, limits))
     except DocumentError as exc:
         raise HttpError(exc.status, str(exc), "too_large" if exc.status == 413 else "bad_request") from None
     _check_chars(state, key, sum(map(len, doc.units)))
@@ -99,11 +106,20 @@ async def _translate_file(request: Request, state: ServeState) -> Response:
         detected = await loop.run_in_executor(state.text_pool, state.router.detect, " ".join(doc.units[:50]))
         engine = state.router.route_auto([detected], target)[0]
     done = await translate_units(request, state, doc.unit_objects or [None] * len(doc.units), doc.units,
-                                 [engine] * len(doc.units), chunked=True, admitted=True)
-    out = await loop.run_in_executor(state.text_pool, doc.write, done.texts)
-    name = await loop.run_in_executor(state.text_pool, state.files.put, upload.filename, out, _key(state, key))
+                                 [engine] * len(doc.units), chunked=True, admitted=True, deadline=deadline)
+    out = await _by(deadline, cfg.request_timeout_s, loop.run_in_executor(state.doc_pool, doc.write, done.texts))
+    name = await loop.run_in_executor(state.doc_pool, state.files.put, upload.filename, out, _key(state, key))
     log.info("translated file %s (%d units, %d bytes)", name.split(".", 1)[1], len(doc.units), len(out))
     return JSONResponse({"translatedFileUrl": f"{str(request.base_url).rstrip('/')}/download_file/{name}"})
+
+
+async def _by(deadline: float, whole_s: float, work: Awaitable[T]) -> T:
+    """`work`'s result, or 504 once `deadline` (loop time) passes (the thread it runs on finishes its
+    part, bounded by the readers' limits, and its result is dropped)."""
+    try:
+        return await asyncio.wait_for(work, max(deadline - asyncio.get_running_loop().time(), 0.0))
+    except TimeoutError:
+        raise request_timeout(whole_s) from None
 
 
 async def download_file(request: Request) -> Response:

@@ -45,6 +45,9 @@ class ServeState:
     # tag pairs put back by alignment (model passes): apart from the text thread, so a long HTML page
     # never holds up the sentence splitting of the requests behind it
     align_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-align"))
+    # uploaded documents read and written apart from the text thread too, so a large file never holds
+    # up the plain requests behind it (each reader is linear in its input and bounded: nmt.serve.documents)
+    doc_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-docs"))
     ready: bool = False
     draining: bool = False
     in_flight: int = 0

@@ -52,11 +52,23 @@ async def _client_gone(request: Request) -> None:
             return
 
 
-async def wait(request: Request, job: Job, timeout_s: float) -> list[Output]:
-    """The job's outputs; 499 when the client went away first, 504 after `timeout_s`."""
+def request_timeout(timeout_s: float) -> HttpError:
+    return HttpError(504, f"not translated within --request-timeout ({timeout_s:g} s); the server is busy: retry "
+                          "later, or send fewer texts (a smaller file) per request", "request_timeout")
+
+
+def deadline_of(state: ServeState) -> float:
+    """The loop time by which a request admitted now must be answered (`--request-timeout`)."""
+    return asyncio.get_running_loop().time() + state.config.request_timeout_s
+
+
+async def wait(request: Request, job: Job, timeout_s: float, whole_s: float | None = None) -> list[Output]:
+    """The job's outputs; 499 when the client went away first, 504 after `timeout_s` (what is left of
+    the request's `whole_s`, --request-timeout)."""
     gone = asyncio.ensure_future(_client_gone(request))
     try:
-        done, _ = await asyncio.wait({job.future, gone}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait({job.future, gone}, timeout=max(timeout_s, 0.0),
+                                     return_when=asyncio.FIRST_COMPLETED)
     finally:
         gone.cancel()
     if job.future.done():
@@ -64,8 +76,7 @@ async def wait(request: Request, job: Job, timeout_s: float) -> list[Output]:
     job.close()  # its sentences still queued are dropped before decoding
     if gone in done:
         raise HttpError(499, "the client closed the connection", "disconnected")
-    raise HttpError(504, f"not translated within --request-timeout ({timeout_s:g} s); the server is busy: retry "
-                         "later, or send fewer texts per request", "request_timeout")
+    raise request_timeout(timeout_s if whole_s is None else whole_s)
 
 
 def _split_and_mask(state: ServeState, texts: list[str], langs: list[str],
@@ -104,8 +115,10 @@ def text_confidence(outputs: Sequence[Output]) -> float | None:
 async def translate_texts(request: Request, state: ServeState, texts: list[str], engines: list[Engine],
                           alternatives: int = 0, found: list[Detected] | None = None,
                           chunked: bool = False, watched: bool = True,
-                          glossaries: Sequence[Glossary | None] | None = None, admitted: bool = False) -> Texts:
-    """Translate `texts[i]` with `engines[i]`. A request is admitted whole or refused (`--max-sentences`:
+                          glossaries: Sequence[Glossary | None] | None = None, admitted: bool = False,
+                          deadline: float | None = None) -> Texts:
+    """Translate `texts[i]` with `engines[i]`, answered by `deadline` (loop time; default: --request-timeout
+    from now), however many parts a file's sentences are queued in. A request is admitted whole or refused (`--max-sentences`:
     413; a full queue: 503); `chunked` (a file) queues its sentences `--max-sentences` at a time instead,
     each part waiting for the one before. `watched`: the texts are what the traffic counts see
     (`found`: their detected languages with `source: auto`), else the caller shows them its own.
@@ -113,6 +126,7 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
     the caller counts the request in `state.in_flight` from its admission (a file), so a drain begun
     since does not refuse its sentences (the drain waits for it instead)."""
     cfg, loop = state.config, asyncio.get_running_loop()
+    deadline = deadline_of(state) if deadline is None else deadline
     state.batcher.check_room(min(cfg.max_sentences, sum(1 for t in texts if t.strip())), admitted)  # a text: a sentence
     segmented, masks = await loop.run_in_executor(state.text_pool, _split_and_mask, state, texts,
                                                   [e.current.languages[0] for e in engines], glossaries)
@@ -130,7 +144,7 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
         state.jobs.add(job)
         state.metrics.in_flight.set(state.in_flight)
         try:
-            translated += await wait(request, job, cfg.request_timeout_s)
+            translated += await wait(request, job, deadline - loop.time(), cfg.request_timeout_s)
         finally:
             state.in_flight -= 1
             state.jobs.discard(job)
@@ -153,7 +167,8 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
 
 async def translate_units(request: Request, state: ServeState, units: Sequence[Unit | None], texts: list[str],
                           routes: list[Engine], alternatives: int = 0, chunked: bool = False, watched: bool = True,
-                          glossaries: Sequence[Glossary | None] | None = None, admitted: bool = False) -> Texts:
+                          glossaries: Sequence[Glossary | None] | None = None, admitted: bool = False,
+                          deadline: float | None = None) -> Texts:
     """`translate_texts` of units of markup (`texts[i]` is `units[i].text`; a None unit is plain text):
     with an ONNX package, a unit's tag pairs leave the text the model reads and are put back where the
     model's own alignment says (`nmt.serve.pairs`); a CTranslate2 folder's units keep them as placeholders.
@@ -163,7 +178,7 @@ async def translate_units(request: Request, state: ServeState, units: Sequence[U
               for u, m in zip(units, models)]
     done = await translate_texts(request, state, [t if p is None else p[0] for t, p in zip(texts, plains)], routes,
                                  alternatives, chunked=chunked, watched=watched, glossaries=glossaries,
-                                 admitted=admitted)
+                                 admitted=admitted, deadline=deadline)
     if not any(p is not None for p in plains):
         return done
     best = await asyncio.get_running_loop().run_in_executor(state.align_pool, _aligned, units, plains, models, done)

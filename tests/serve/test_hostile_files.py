@@ -212,3 +212,21 @@ def test_a_drain_waits_for_an_upload_being_read(package: Path, monkeypatch: pyte
     finally:
         go.set()
         server.close()
+
+
+def test_the_request_timeout_covers_the_whole_file_not_each_part(start, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding 6: a file's sentences are queued --max-sentences at a time, and each part got a fresh
+    --request-timeout, so a file of many parts could take parts x the timeout. Here each batch is
+    slowed to 0.7 of the timeout: three parts pass the whole request's timeout, so 504."""
+    s = start(request_timeout_s=2.0, max_sentences=2, max_batch=2)
+    batcher = s.state.batcher
+    real = type(batcher).translate
+
+    def slow(self, texts, n=1, engine=None):
+        time.sleep(1.4)
+        return real(self, texts, n, engine)
+
+    monkeypatch.setattr(type(batcher), "translate", slow)
+    lines = "".join(f"Zeile {i}.\n" for i in range(6))  # six lines: three parts of two sentences
+    r = send(s.url, "six.txt", lines.encode())
+    assert r.status_code == 504 and "--request-timeout (2 s)" in r.json()["error"], r.text
