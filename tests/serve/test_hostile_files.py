@@ -230,3 +230,30 @@ def test_the_request_timeout_covers_the_whole_file_not_each_part(start, monkeypa
     lines = "".join(f"Zeile {i}.\n" for i in range(6))  # six lines: three parts of two sentences
     r = send(s.url, "six.txt", lines.encode())
     assert r.status_code == 504 and "--request-timeout (2 s)" in r.json()["error"], r.text
+
+
+def test_a_document_being_read_holds_up_no_plain_request(start, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Item 2: an upload's reading (here held, as the slowest document would be) runs apart from the
+    text thread, so /livez, /readyz and a plain /translate are answered meanwhile."""
+    s = start()
+    entered, gate = threading.Event(), threading.Event()
+    real = nmt.serve.files.read_document
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        entered.set()
+        gate.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(nmt.serve.files, "read_document", held)
+    answers: list[int] = []
+    upload = threading.Thread(target=lambda: answers.append(send(s.url, "a.txt", b"Ein Hund.\n").status_code))
+    upload.start()
+    try:
+        assert entered.wait(30)
+        assert httpx.get(f"{s.url}/livez", timeout=10).status_code == 200
+        assert httpx.get(f"{s.url}/readyz", timeout=10).status_code == 200
+        assert post(s.url, timeout_s=10, json={"q": "Ein Hund.", "source": "de", "target": "en"}).status_code == 200
+    finally:
+        gate.set()
+        upload.join(60)
+    assert answers == [200]
