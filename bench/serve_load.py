@@ -11,6 +11,9 @@ keep-alive on asyncio streams: cheap, so the client takes little of the cores th
 - parity: every sentence once from 32 clients; fp32 must equal the offline output, int8 is
   scored (sacreBLEU against the references) beside the offline int8 output;
 - open loop (Poisson arrivals) at 0.5x / 0.9x / 1.5x / 2x the 32-client capacity;
+- slowloris: 200 connections held without a whole request head (`bench/held_sockets.py`) while
+  32 clients run: their rate against the 32-client step, and how many held sockets the server
+  closed (`--header-timeout`, 10 s here);
 - soak at 0.7x capacity for `--soak-s`;
 - SIGTERM under 32 clients (a fresh server): every request accepted before the signal must be
   answered 200, and the process must exit 0;
@@ -48,6 +51,7 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.held_sockets import hold_heads  # noqa: E402
 from bench.record import RESULTS, write_result  # noqa: E402
 
 HOST = "127.0.0.1"
@@ -380,7 +384,7 @@ def criteria(res: dict[str, Any], max_wait_ms: float) -> dict[str, Any]:
     """The issue's acceptance ratios (this run's figures against this run's offline ones)."""
     off, steps = res["offline"], {s["step"]: s for s in res["steps"]}
     c32, one, over = steps["32 clients"], steps["1 client"], steps["open loop 2x"]
-    soak = steps.get("soak")
+    soak, slow = steps.get("soak"), steps.get("slowloris")
     out = {
         "served_32_over_offline_batch32": round(c32["sentences_per_s"] / off["batch32_random_sentences_per_s"], 3),
         "mean_batch_32_clients": c32["mean_batch"],
@@ -395,6 +399,10 @@ def criteria(res: dict[str, Any], max_wait_ms: float) -> dict[str, Any]:
         "reload_failed": res["reload"]["failed"], "reload_after_switch_from_new": res["reload"]["after_switch_from_new"],
         "parity_identical": res["parity"]["identical"],
     }
+    if slow is not None:
+        out["slowloris_32_over_32_clients"] = round(slow["sentences_per_s"] / c32["sentences_per_s"], 3)
+        out["slowloris_other_than_200"] = sum(v for k, v in slow["statuses"].items() if k != "200")
+        out["slowloris_held_closed"] = round(slow["held"]["closed_by_server"] / slow["held"]["held"], 3)
     if soak is not None:
         out["soak_errors"] = sum(v for k, v in soak["statuses"].items() if k != "200")
         out["soak_rss_growth"] = round(soak["rss_mib"]["end"] / soak["rss_mib"]["start"] - 1, 4)
@@ -404,7 +412,7 @@ def criteria(res: dict[str, Any], max_wait_ms: float) -> dict[str, Any]:
 async def run(args: argparse.Namespace, lines: list[str], refs: list[str] | None, off: dict[str, Any],
               log_dir: Path) -> dict[str, Any]:
     d = args.step_s
-    extra = args.serve.split()
+    extra = ["--header-timeout", f"{args.header_timeout:g}", *args.serve.split()]
     server = Server(args.model, args.int8, args.threads, extra, log_dir / "serve.log")
     steps = []
     try:
@@ -420,6 +428,10 @@ async def run(args: argparse.Namespace, lines: list[str], refs: list[str] | None
         for factor in args.factors:
             step = Step(f"open loop {factor:g}x", f"{factor * capacity:.1f} req/s")
             steps.append(await step.measure(server, open_loop(step, server.port, lines, factor * capacity, d)))
+        step = Step("slowloris", f"{args.held} held + 32 clients")  # heads never finished, beside real clients
+        held = asyncio.create_task(hold_heads(server.port, args.held, args.header_timeout + 5))
+        steps.append(await step.measure(server, closed_loop(step, server.port, lines, 32, d)))
+        steps[-1]["held"] = await held
         if args.soak_s > 0:
             step = Step("soak", f"{0.7 * capacity:.1f} req/s")
             steps.append(await step.measure(server, open_loop(step, server.port, lines, 0.7 * capacity, args.soak_s)))
@@ -476,8 +488,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     args.model = args.model.resolve()
     args.step_s, args.clients, args.factors, batch1 = 20.0, [2, 4, 8, 16, 32, 64], [0.5, 0.9, 1.5, 2.0], 200
+    args.held, args.header_timeout = 200, 10.0  # the slowloris step: sockets held, the server's --header-timeout
     if args.smoke:
         args.step_s, args.clients, args.factors, batch1 = 3.0, [8, 32], [0.5, 2.0], 30
+        args.held, args.header_timeout = 20, 1.0
         args.soak_s = min(args.soak_s, 4.0)
     out = args.out if args.out is not None else (None if args.smoke else RESULTS)
     card = json.loads((args.model / "model.json").read_text(encoding="utf-8"))

@@ -40,6 +40,8 @@ def test_the_smoke_load_test_batches_and_loses_nothing(package: Path, tmp_path: 
     assert c["sigterm_failed"] == 0 and c["sigterm_exit_code"] == 0 and res["sigterm"]["answered_200"] > 0
     assert c["reload_failed"] == 0 and c["reload_after_switch_from_new"] == 1.0
     assert c["other_5xx_2x"] == 0 and c["soak_errors"] == 0
+    assert c["slowloris_held_closed"] == 1.0 and c["slowloris_other_than_200"] == 0  # held heads closed, clients served
+    assert steps["slowloris"]["sentences_per_s"] > 0 and steps["slowloris"]["held"]["held"] == 20
     for step in res["steps"]:
         assert set(step["statuses"]) <= {"200", "503"}, step
 
