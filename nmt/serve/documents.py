@@ -13,6 +13,11 @@ there) and `write(translations)`, the translated file's bytes. Model-free: the c
   carried by placeholder (`nmt.serve.inline`).
 - `.docx`: `nmt.serve.office` (paragraphs and table cells; runs and their formatting kept).
 
+Every reader is linear in its input and counts its `DocumentLimits` as it goes (`Budget`: units,
+characters, inline tags nested in one unit; for a .docx, first the real inflated size of every zip
+member, chunk by chunk, and the elements, paragraphs and characters of its XML parts, pull-parsed),
+so a file over a limit stops at the limit, not after a full parse (issue 51, findings 1 and 4).
+
 Errors carry the HTTP status the server answers with: `UnsupportedDocument` (415: another
 extension), `DocumentTooLarge` (413: over `DocumentLimits`), `BadDocument` (400: not UTF-8/UTF-16
 text, or not a .docx inside: not a zip, a damaged member (CRC, compression), a part that is not
@@ -21,12 +26,14 @@ XML or an entity amplification lxml stops; always a one-line reason).
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import io
 import re
+import struct
 import zipfile
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -35,7 +42,8 @@ from nmt.serve.inline import ATOM, CLOSE, OPEN, Tag, Unit, build_unit
 from nmt.serve.markup import parse_html
 
 FORMATS = (".txt", ".html", ".htm", ".srt", ".docx")
-SRT_TAG = re.compile(r"</?([biu]|font)\b[^>]*>|\{\\[^}]*\}", re.IGNORECASE)
+SRT_TAG = re.compile(r"</?([biu]|font)\b[^>]*>|\{\\[^}]*\}", re.IGNORECASE)  # one tag's text (see `srt_tags`)
+_SRT_TAG_START = re.compile(r"</?([biu]|font)\b|\{\\", re.IGNORECASE)
 TIMING = re.compile(r"\s*\d+:\d+:\d+[,.]\d+\s*-->\s*\d+:\d+:\d+[,.]\d+.*")
 _LETTER = re.compile(r"[^\W\d_]")
 
@@ -64,11 +72,44 @@ class DocumentTooLarge(DocumentError):
 
 @dataclass(frozen=True)
 class DocumentLimits:
-    """How large a file may be: its bytes, its text (characters of all units), and a .docx unpacked."""
+    """How large a file may be: its bytes, its text (characters of all units, counted while it is read),
+    its units (lines, cues, blocks, paragraphs), inline tags nested in one unit, and a .docx unpacked
+    (the real size of its members, counted while they are inflated) and the XML elements of its parts."""
 
     max_bytes: int = 10 * 2**20
     max_chars: int = 500_000
     max_unpacked_bytes: int = 100 * 2**20
+    max_units: int = 25_000
+    max_depth: int = 100
+    max_xml_elements: int = 1_000_000
+
+
+class Budget:
+    """A file's limits counted while it is read: the reader stops at the first unit over one."""
+
+    def __init__(self, name: str, limits: DocumentLimits) -> None:
+        self.name, self.limits = name, limits
+        self.units = self.chars = 0
+
+    def add(self, text: str) -> None:
+        """One more unit of `text`."""
+        self.count(1, len(text))
+
+    def count(self, units: int, chars: int) -> None:
+        self.units += units
+        self.chars += chars
+        if self.units > self.limits.max_units:
+            raise DocumentTooLarge(f"{self.name} has more than {self.limits.max_units} units of text (lines, cues, "
+                                   f"blocks or paragraphs); the limit is {self.limits.max_units}: split the file")
+        if self.chars > self.limits.max_chars:
+            raise DocumentTooLarge(f"{self.name} has more than {self.limits.max_chars} characters of text; the "
+                                   f"limit is {self.limits.max_chars}: split the file")
+
+    def depth(self, depth: int) -> None:
+        """Inline tags open `depth` deep in one unit."""
+        if depth > self.limits.max_depth:
+            raise DocumentTooLarge(f"{self.name} nests inline tags more than {self.limits.max_depth} deep; the limit "
+                                   f"is {self.limits.max_depth}")
 
 
 @dataclass(frozen=True)
@@ -101,25 +142,32 @@ def _decode(data: bytes, name: str) -> tuple[str, Callable[[str], bytes]]:
     return text, lambda out: bom + out.encode(encoding)
 
 
-def _layout(text: str) -> tuple[list[str], list[int]]:
+def _layout(text: str, budget: Budget) -> tuple[list[str], list[int]]:
     """Lines as verbatim parts and units (indices of the unit parts): a unit is a line's text without
-    its surrounding whitespace (and `\\r`)."""
+    its surrounding whitespace (and `\\r`). Linear (`str.strip`, the whitespace `\\s` matches)."""
     parts: list[str] = []
     units: list[int] = []
-    for line in re.split(r"(\n)", text):
-        m = re.fullmatch(r"(\s*)(.*?)(\s*)", line, re.DOTALL)
-        assert m is not None
-        if m.group(2):
-            parts.append(m.group(1))
+    start = 0
+    while start >= 0:  # line by line (not split at once: a file over a limit stops there)
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
+        if start:
+            parts.append("\n")
+        start = end if end < 0 else end + 1
+        word = line.strip()
+        if word:
+            lead = len(line) - len(line.lstrip())
+            parts.append(line[:lead])
             units.append(len(parts))
-            parts += [m.group(2), m.group(3)]
+            parts += [word, line[lead + len(word):]]
+            budget.add(word)
         else:
             parts.append(line)
     return parts, units
 
 
-def _text_file(name: str, text: str, encode: Callable[[str], bytes]) -> Document:
-    parts, units = _layout(text)
+def _text_file(name: str, text: str, encode: Callable[[str], bytes], budget: Budget) -> Document:
+    parts, units = _layout(text, budget)
 
     def write(translations: Sequence[str]) -> bytes:
         out = list(parts)
@@ -130,62 +178,95 @@ def _text_file(name: str, text: str, encode: Callable[[str], bytes]) -> Document
     return Document(name, [parts[k] for k in units], write)
 
 
-def _html_file(name: str, text: str, encode: Callable[[str], bytes]) -> Document:
-    doc = parse_html(text)
+def _html_file(name: str, text: str, encode: Callable[[str], bytes], budget: Budget) -> Document:
+    doc = parse_html(text, budget)
     return Document(name, doc.units, lambda translations: encode(doc.rebuild(translations)), list(doc.unit_objects))
 
 
-def _name(tag: Tag) -> str:
-    m = SRT_TAG.match(tag.out)
-    return (m.group(1) or "").lower() if m else ""
+def srt_tags(text: str) -> Iterator[tuple[int, int, str]]:
+    """The subtitle tags of `text`, as `SRT_TAG.finditer` finds them (start, end, lower-case name; ""
+    for a `{\\...}` override) but in linear time: a tag's end is the first `>` (`}`) after its
+    start, found once for all the starts before it (`SRT_TAG` itself looks for it again at every
+    `<b` of an unclosed `<b <b <b ...`)."""
+    pos = 0
+    ends = {">": -2, "}": -2}  # the next `>` / `}` at or after the last start asked (-1: none left)
+    for m in _SRT_TAG_START.finditer(text):
+        if m.start() < pos:
+            continue
+        close = ">" if m.group(0)[0] == "<" else "}"
+        at = ends[close]
+        if at != -1 and at < m.end():
+            at = ends[close] = text.find(close, m.end())
+        if at == -1:
+            continue
+        pos = at + 1
+        yield m.start(), pos, (m.group(1) or "").lower()
 
 
-def cue_unit(lines: list[str]) -> tuple[str, Unit, str]:
+def cue_unit(lines: list[str], budget: Budget | None = None) -> tuple[str, Unit, str]:
     """A subtitle cue's lines as one unit, and the tags around all of it (kept outside the unit)."""
     text = " ".join(line.strip() for line in lines)
     pieces: list[str | Tag] = []
+    names: list[str] = []  # per piece, a tag's name ("" for text and overrides)
     opened: list[int] = []  # open tags waiting for their close (atoms if none comes)
     last = 0
-    for m in SRT_TAG.finditer(text):
-        if m.start() > last:
-            pieces.append(text[last:m.start()])
-        last = m.end()
-        tag = Tag(ATOM, m.group(0))
-        if _name(tag) and not tag.out.startswith("</"):
+    for start, end, name in srt_tags(text):
+        if start > last:
+            pieces.append(text[last:start])
+            names.append("")
+        last = end
+        tag = Tag(ATOM, text[start:end])
+        if name and not tag.out.startswith("</"):
             opened.append(len(pieces))
-        elif _name(tag) and opened and _name(pieces[opened[-1]]) == _name(tag):  # type: ignore[arg-type]
+            if budget is not None:
+                budget.depth(len(opened))
+        elif name and opened and names[opened[-1]] == name:
             o = opened.pop()
             pieces[o] = Tag(OPEN, pieces[o].out, len(pieces))  # type: ignore[union-attr]
             tag = Tag(CLOSE, tag.out, o)
         pieces.append(tag)
+        names.append(name)
     if last < len(text):
         pieces.append(text[last:])
-    head = tail = ""
-    while (len(pieces) > 2 and isinstance(first := pieces[0], Tag) and first.kind == OPEN
-           and first.partner == len(pieces) - 1):
-        head, tail = head + first.out, pieces[-1].out + tail  # type: ignore[union-attr]
-        pieces = [Tag(p.kind, p.out, None if p.partner is None else p.partner - 1) if isinstance(p, Tag) else p
-                  for p in pieces[1:-1]]
+    n, d = len(pieces), 0  # d: pairs around all the rest, peeled off at once
+    while (n - 2 * d > 2 and isinstance(first := pieces[d], Tag) and first.kind == OPEN
+           and first.partner == n - 1 - d):
+        d += 1
+    head = "".join(p.out for p in pieces[:d])  # type: ignore[union-attr]
+    tail = "".join(p.out for p in pieces[n - d:])  # type: ignore[union-attr]
+    if d:
+        pieces = [Tag(p.kind, p.out, None if p.partner is None else p.partner - d) if isinstance(p, Tag) else p
+                  for p in pieces[d:n - d]]
     return head, build_unit(pieces), tail
 
 
 def wrap(text: str, lines: int) -> list[str]:
     """`text` cut into `lines` lines at the spaces (outside tags) nearest an even split."""
-    spaces = [m.start() for m in re.finditer(" ", text)
-              if not any(t.start() < m.start() < t.end() for t in SRT_TAG.finditer(text))]
+    tags = list(srt_tags(text))
+    spaces, t = [], 0
+    for m in re.finditer(" ", text):
+        while t < len(tags) and tags[t][1] <= m.start():
+            t += 1
+        if not (t < len(tags) and tags[t][0] < m.start() < tags[t][1]):
+            spaces.append(m.start())
     cuts: list[int] = []
     for k in range(1, lines):
-        free = [s for s in spaces if s not in cuts and (not cuts or s > cuts[-1])]
-        if not free:
+        lo = bisect.bisect_right(spaces, cuts[-1]) if cuts else 0  # the free spaces: after the last cut
+        if lo == len(spaces):
             break
-        cuts.append(min(free, key=lambda s: abs(s - k * len(text) / lines)))
+        target = k * len(text) / lines
+        at = bisect.bisect_left(spaces, target, lo)
+        near = [spaces[i] for i in (at - 1, at) if lo <= i < len(spaces)]
+        cuts.append(min(near, key=lambda s: abs(s - target)))  # the first of two as near: as `min` over all
     return [text[a + 1 if a >= 0 else 0:b] for a, b in zip([-1, *cuts], [*cuts, len(text)])]
 
 
-def _srt_file(name: str, text: str, encode: Callable[[str], bytes]) -> Document:
+def _srt_file(name: str, text: str, encode: Callable[[str], bytes], budget: Budget) -> Document:
     newline = "\r\n" if "\r\n" in text else "\n"
     lines = text.replace("\r\n", "\n").split("\n")
     cues: list[tuple[int, int]] = []  # (first text line, line after the cue)
+    made: list[tuple[str, Unit, str]] = []
+    kept: list[int] = []
     k = 0
     while k < len(lines):
         if lines[k].strip().isdigit() and k + 1 < len(lines) and TIMING.fullmatch(lines[k + 1]):
@@ -194,11 +275,13 @@ def _srt_file(name: str, text: str, encode: Callable[[str], bytes]) -> Document:
                 end += 1
             if end > k + 2:
                 cues.append((k + 2, end))
+                made.append(cue_unit(lines[k + 2:end], budget))
+                if _LETTER.search(made[-1][1].text):
+                    kept.append(len(made) - 1)
+                    budget.add(made[-1][1].text)  # counted as read: a file over a limit stops here
             k = end
         else:
             k += 1
-    made = [cue_unit(lines[a:b]) for a, b in cues]
-    kept = [k for k, (_, unit, _) in enumerate(made) if _LETTER.search(unit.text)]
 
     def write(translations: Sequence[str]) -> bytes:
         out = list(lines)
@@ -219,16 +302,11 @@ def read_document(name: str, data: bytes, limits: DocumentLimits = DocumentLimit
                                   f"one of {', '.join(FORMATS)}")
     if len(data) > limits.max_bytes:
         raise DocumentTooLarge(f"{name} has {len(data)} bytes; the limit is {limits.max_bytes}: split the file")
+    budget = Budget(name, limits)
     if suffix == ".docx":
-        doc = _docx_file(name, data, limits)
-    else:
-        text, encode = _decode(data, name)
-        doc = {".txt": _text_file, ".srt": _srt_file}.get(suffix, _html_file)(name, text, encode)
-    chars = sum(map(len, doc.units))
-    if chars > limits.max_chars:
-        raise DocumentTooLarge(f"{name} has {chars} characters of text; the limit is {limits.max_chars}: split "
-                               "the file")
-    return doc
+        return _docx_file(name, data, budget)
+    text, encode = _decode(data, name)
+    return {".txt": _text_file, ".srt": _srt_file}.get(suffix, _html_file)(name, text, encode, budget)
 
 
 def _reason(exc: BaseException) -> str:
@@ -237,20 +315,140 @@ def _reason(exc: BaseException) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-def _docx_file(name: str, data: bytes, limits: DocumentLimits) -> Document:
+_CHUNK = 1 << 16  # bytes inflated at a time
+_XML_TYPES = re.compile(r".*[+/]xml", re.IGNORECASE)  # a content type python-docx parses as XML
+
+
+def _inflate(name: str, data: bytes, info: zipfile.ZipInfo) -> Iterator[bytes]:
+    """A member's bytes, inflated `_CHUNK` at a time from its raw data (whatever its entries declare)."""
+    if info.flag_bits & 0x1:
+        raise BadDocument(f"{name} is a damaged zip archive (member {info.filename!r} is encrypted)")
+    at = info.header_offset
+    if data[at:at + 4] != b"PK\x03\x04" or len(data) < at + 30:
+        raise BadDocument(f"{name} is a damaged zip archive (no local header for member {info.filename!r})")
+    skip = sum(struct.unpack("<HH", data[at + 26:at + 30]))
+    raw = memoryview(data)[at + 30 + skip:at + 30 + skip + info.compress_size]
+    if info.compress_type == zipfile.ZIP_STORED:
+        for k in range(0, len(raw), _CHUNK):
+            yield bytes(raw[k:k + _CHUNK])
+        return
+    if info.compress_type != zipfile.ZIP_DEFLATED:
+        raise BadDocument(f"{name} is a damaged zip archive (member {info.filename!r} uses compression method "
+                          f"{info.compress_type}; a .docx uses deflate)")
+    inflater = zlib.decompressobj(-15)
+    for k in range(0, len(raw), _CHUNK):
+        out = inflater.decompress(raw[k:k + _CHUNK], _CHUNK)
+        while True:
+            if out:
+                yield out
+            if not inflater.unconsumed_tail:
+                break
+            out = inflater.decompress(inflater.unconsumed_tail, _CHUNK)
+        if inflater.eof:
+            break
+    if out := inflater.flush():
+        yield out
+
+
+class _XmlCount:
+    """An XML member's elements, paragraphs with letters and characters of text counted while it is
+    parsed (lxml's pull parser, each element dropped once ended: memory stays small), into the budget."""
+
+    def __init__(self, name: str, member: str, budget: Budget, elements: list[int]) -> None:
+        from lxml import etree
+
+        from nmt.serve.office import W
+
+        self.name, self.member, self.budget, self.elements = name, member, budget, elements
+        self.parser = etree.XMLPullParser(events=("end",), resolve_entities=False, no_network=True,
+                                          huge_tree=False)
+        self.p, self.t, self.lettered = f"{W}p", f"{W}t", False
+        self.types: dict[str, str] = {}  # [Content_Types].xml: part name or extension -> content type
+
+    def feed(self, chunk: bytes) -> None:
+        self.parser.feed(chunk)
+        self._drain()
+
+    def close(self) -> None:
+        self.parser.close()
+        self._drain()
+
+    def _drain(self) -> None:
+        limits = self.budget.limits
+        for _, element in self.parser.read_events():
+            self.elements[0] += 1
+            if self.elements[0] > limits.max_xml_elements:
+                raise DocumentTooLarge(f"{self.name} has more than {limits.max_xml_elements} XML elements in its "
+                                       f"parts; the limit is {limits.max_xml_elements}: split the file")
+            tag = element.tag
+            if tag == self.t:
+                text = element.text or ""
+                self.budget.count(0, len(text))
+                self.lettered = self.lettered or bool(_LETTER.search(text))
+            elif tag == self.p:
+                if self.lettered:
+                    self.budget.count(1, 0)
+                self.lettered = False
+            elif isinstance(tag, str) and tag.endswith(("}Override", "}Default")):
+                key = element.get("PartName") or "." + (element.get("Extension") or "").lower()
+                self.types[key.lstrip("/")] = element.get("ContentType") or ""
+            element.clear()
+            while element.getprevious() is not None:
+                del element.getparent()[0]
+
+
+def _check_zip(name: str, data: bytes, budget: Budget) -> None:
+    """Every member inflated in chunks, its real size counted (never the size its entries declare): over
+    the unpacked limit, 413 there; more (or less) than it declares, or another CRC, 400. XML members
+    (by name, or by the content type `[Content_Types].xml` gives them) are parsed as they come, their
+    elements, paragraphs and characters counted, so a document over a limit stops at the limit."""
+    limits = budget.limits
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            members = z.infolist()
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError):
+        raise BadDocument(f"{name} is not a .docx file (not a zip archive)") from None
+    declared = sum(i.file_size for i in members)
+    if declared > limits.max_unpacked_bytes:
+        raise DocumentTooLarge(f"{name} unpacks to {declared} bytes; the limit is {limits.max_unpacked_bytes}")
+    members.sort(key=lambda i: i.filename != "[Content_Types].xml")
+    unpacked, elements = 0, [0]
+    types: dict[str, str] = {}
+    for info in members:
+        ext = "." + info.filename.rsplit(".", 1)[-1].lower() if "." in info.filename else ""
+        xml = (info.filename.endswith((".xml", ".rels"))
+               or bool(_XML_TYPES.fullmatch(types.get(info.filename, types.get(ext, "")))))
+        counter = _XmlCount(name, info.filename, budget, elements) if xml else None
+        real, crc = 0, 0
+        for chunk in _inflate(name, data, info):
+            real += len(chunk)
+            unpacked += len(chunk)
+            if unpacked > limits.max_unpacked_bytes:
+                raise DocumentTooLarge(f"{name} unpacks to more than {limits.max_unpacked_bytes} bytes; the limit is "
+                                       f"{limits.max_unpacked_bytes}")
+            if real > info.file_size:
+                raise BadDocument(f"{name} is a damaged zip archive (member {info.filename!r} holds more than the "
+                                  f"{info.file_size} bytes it declares)")
+            crc = zlib.crc32(chunk, crc)
+            if counter is not None:
+                counter.feed(chunk)
+        if real != info.file_size or crc != info.CRC:
+            raise BadDocument(f"{name} is a damaged zip archive (member {info.filename!r}: "
+                              f"{'its CRC does not match' if real == info.file_size else 'shorter than it declares'})")
+        if counter is not None:
+            counter.close()
+            if info.filename == "[Content_Types].xml":
+                types = counter.types
+
+
+def _docx_file(name: str, data: bytes, budget: Budget) -> Document:
     from docx.opc.exceptions import OpcError
     from lxml.etree import LxmlError
 
     from nmt.serve.office import DocxFile
 
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
-            unpacked = sum(i.file_size for i in z.infolist())
-    except (zipfile.BadZipFile, ValueError, EOFError, OSError):
-        raise BadDocument(f"{name} is not a .docx file (not a zip archive)") from None
-    if unpacked > limits.max_unpacked_bytes:
-        raise DocumentTooLarge(f"{name} unpacks to {unpacked} bytes; the limit is {limits.max_unpacked_bytes}")
-    try:
+        _check_zip(name, data, budget)  # bounded: the members' real sizes, the text counted while parsed
         docx = DocxFile(data)
     except LxmlError as exc:  # a part that is not XML, or an entity amplification lxml stopped
         raise BadDocument(f"{name} is a broken .docx file: a part is not well-formed XML "
@@ -260,6 +458,9 @@ def _docx_file(name: str, data: bytes, limits: DocumentLimits) -> Document:
         raise BadDocument(f"{name} is a damaged zip archive ({_reason(exc)})") from None
     except (KeyError, ValueError, OpcError) as exc:
         raise BadDocument(f"{name} is not a .docx file ({_reason(exc)})") from None
+    final = Budget(name, budget.limits)  # the units themselves (a paragraph's line breaks make more)
+    for unit in docx.units:
+        final.add(unit)
     return Document(name, docx.units, docx.write, list(docx.unit_objects))
 
 

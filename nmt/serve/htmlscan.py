@@ -71,10 +71,42 @@ class _Scanner(HTMLParser):
         self._add(Event("other"))
 
 
+_INERT = "\ufffd"  # put for a `<` that cannot start a construct: the parser reads it as text
+
+
+def _last_comment_close(source: str) -> int:
+    """Where the last `--\\s*>` (what ends a comment) starts, -1 if none: from the last `>` back."""
+    at = len(source)
+    while (at := source.rfind(">", 0, at)) >= 0:
+        k = at
+        while k > 0 and source[k - 1].isspace():
+            k -= 1
+        if source.startswith("--", k - 2):
+            return k - 2
+    return -1
+
+
+def _defused(source: str) -> str:
+    """`source` with each `<` that starts a construct the parser can never complete replaced by a
+    character of the same length: a `<` after the last `>` (every construct ends with one), a `<!--`
+    with no comment close after it. The standard library's parser tries such a construct again at
+    each `<` of a run of them when it is closed, scanning to the end every time (quadratic: `<b `
+    repeated); replaced, it reads them as the text it would have made of them, in one pass. The
+    events' positions are the same, so their source text is taken from `source` as before."""
+    last = source.rfind(">")
+    if "<" in source[last + 1:]:
+        source = source[:last + 1] + source[last + 1:].replace("<", _INERT)
+    close = _last_comment_close(source)
+    opened = source.find("<!--", max(close - 3, 0))
+    if opened >= 0:
+        source = source[:opened] + source[opened:].replace("<!--", _INERT + "!--")
+    return source
+
+
 def scan(source: str) -> list[Event]:
     """The source's constructs in order, each with its source text: joined, they are the source."""
     scanner = _Scanner(source)
-    scanner.feed(source)
+    scanner.feed(_defused(source))
     scanner.close()
     starts = [at for at, _ in scanner.found] + [len(source)]
     events = [Event(e.kind, e.tag, e.attrs, source[at:end]) for (at, e), end in zip(scanner.found, starts[1:])]

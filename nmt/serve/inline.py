@@ -243,8 +243,8 @@ def build_unit(pieces: Sequence[str | Tag]) -> Unit:
             slots.append(seq[k])
     where = [k for k, item in enumerate(seq) if isinstance(item, Slot)]
     for k, slot in enumerate(slots):
-        if slot.kind == OPEN and slot.partner is not None:
-            inside = seq[where[k] + 1:where[slot.partner]]
+        if slot.kind == OPEN and slot.partner is not None:  # `all` stops at the first slot or word inside
+            inside = (seq[j] for j in range(where[k] + 1, where[slot.partner]))  # (no copy of the rest: linear)
             slots[k] = replace(slot, empty=all(isinstance(x, str) and not x.strip() for x in inside))
     expected = tuple(str(k) for k in range(1, len(slots) + 1))
     for spaced in (False, True):

@@ -26,9 +26,13 @@ import html
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from nmt.serve.htmlscan import Event, element_end, scan
 from nmt.serve.inline import ATOM, CLOSE, OPEN, Tag, Unit, build_unit
+
+if TYPE_CHECKING:
+    from nmt.serve.documents import Budget
 
 INLINE = frozenset("a abbr acronym b bdi bdo big cite data del dfn em font i ins label mark nobr q s small span "
                    "strike strong sub sup time tt u".split())
@@ -62,9 +66,18 @@ def _flows(events: list[Event]) -> list[str | list[Item]]:
     """The source as verbatim strings and flows of inline content, each flow between two cuts."""
     parts: list[str | list[Item]] = []
     flow: list[Item] = []
+    texts: list[str] = []  # the text (and entities) run at the end of the flow, joined once it ends
+    entities: list[str] = []
+
+    def end_text() -> None:
+        if texts:
+            flow.append(Item("text", "".join(texts), entities=tuple(entities)))
+            texts.clear()
+            entities.clear()
 
     def cut(raw: str) -> None:
         nonlocal flow
+        end_text()
         if flow:
             parts.append(flow)
             flow = []
@@ -74,6 +87,13 @@ def _flows(events: list[Event]) -> list[str | list[Item]]:
     while i < len(events):
         e = events[i]
         void = e.kind == "void" or (e.kind == "start" and e.tag in VOID)
+        if e.kind in ("text", "entity"):
+            texts.append(e.raw)
+            if e.kind == "entity":
+                entities.append(e.raw)
+            i += 1
+            continue
+        end_text()
         if e.kind in ("start", "void") and untouched(e):
             j = i if void else element_end(events, i)
             whole = "".join(x.raw for x in events[i:j + 1])
@@ -90,31 +110,29 @@ def _flows(events: list[Event]) -> list[str | list[Item]]:
                 cut(e.raw)
         elif e.kind in ("start", "end") and e.tag in INLINE:
             flow.append(Item(OPEN if e.kind == "start" else CLOSE, e.raw, e.tag))
-        elif e.kind in ("text", "entity"):
-            entities = (e.raw,) if e.kind == "entity" else ()
-            if flow and flow[-1].kind == "text":
-                flow[-1] = Item("text", flow[-1].raw + e.raw, entities=flow[-1].entities + entities)
-            else:
-                flow.append(Item("text", e.raw, entities=entities))
         elif e.kind == "comment":
             flow.append(Item(ATOM, e.raw))
         else:
             cut(e.raw)
         i += 1
+    end_text()
     if flow:
         parts.append(flow)
     return parts
 
 
-def _partners(flow: list[Item]) -> tuple[dict[int, int], set[int]]:
+def _partners(flow: list[Item], budget: Budget | None = None) -> tuple[dict[int, int], set[int]]:
     """Pairs of tags matched in the flow (both ways), and the cuts: tags without a partner, and pairs
-    that would straddle a cut."""
+    that would straddle a cut. Linear: the pairs nest, so a pair around a cut is around the ends of
+    every pair cut inside it, and one pass over the cuts found first is enough."""
     partner: dict[int, int] = {}
     stack: list[int] = []
     cuts: set[int] = set()
     for k, item in enumerate(flow):
         if item.kind == OPEN:
             stack.append(k)
+            if budget is not None:
+                budget.depth(len(stack))
         elif item.kind == CLOSE:
             if stack and flow[stack[-1]].tag == item.tag:
                 o = stack.pop()
@@ -122,14 +140,12 @@ def _partners(flow: list[Item]) -> tuple[dict[int, int], set[int]]:
             else:
                 cuts.add(k)
     cuts.update(stack)
-    changed = True
-    while changed:
-        changed = False
-        for a, b in list(partner.items()):
-            if a < b and any(a < c < b for c in cuts):
-                cuts.update((a, b))
-                del partner[a], partner[b]
-                changed = True
+    before = [0] * (len(flow) + 1)  # before[k]: cuts at places < k
+    for k in range(len(flow)):
+        before[k + 1] = before[k] + (k in cuts)
+    for a, b in [(a, b) for a, b in partner.items() if a < b and before[b] - before[a + 1]]:
+        cuts.update((a, b))
+        del partner[a], partner[b]
     return partner, cuts
 
 
@@ -182,13 +198,16 @@ def _segment(items: list[Item], partner: dict[int, int], offset: int) -> list[st
     return [lead, (unit, _escape([r for item in body for r in item.entities])), tail]
 
 
-def _units(flow: list[Item]) -> list[str | tuple[Unit, Callable]]:
-    partner, cuts = _partners(flow)
+def _units(flow: list[Item], budget: Budget | None = None) -> list[str | tuple[Unit, Callable]]:
+    partner, cuts = _partners(flow, budget)
     out: list[str | tuple[Unit, Callable]] = []
     start = 0
     for c in sorted(cuts) + [len(flow)]:
         if c > start:
-            out += _segment(flow[start:c], partner, start)
+            segment = _segment(flow[start:c], partner, start)
+            if budget is not None and len(segment) == 3:
+                budget.add(segment[1][0].text)  # type: ignore[index]
+            out += segment
         if c < len(flow):
             out.append(flow[c].raw)
         start = c + 1
@@ -220,11 +239,12 @@ class HtmlDocument:
         return "".join(p if isinstance(p, str) else next(done) for p in self.parts)
 
 
-def parse_html(source: str) -> HtmlDocument:
-    """`source` (a fragment or a whole document) cut into verbatim parts and units."""
+def parse_html(source: str, budget: Budget | None = None) -> HtmlDocument:
+    """`source` (a fragment or a whole document) cut into verbatim parts and units; with a `budget`
+    (a file's), its units, characters and nesting counted as they are found."""
     parts: list[str | tuple[Unit, Callable]] = []
     for part in _flows(scan(source)):
-        parts += [part] if isinstance(part, str) else _units(part)
+        parts += [part] if isinstance(part, str) else _units(part, budget)
     return HtmlDocument(tuple(p for p in parts if p != ""))
 
 
