@@ -15,14 +15,15 @@ from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nmt.config.loader import require
+from nmt.config.loader import InvalidValue, require
 from nmt.config.mix import CleanConfig, DecontaminateConfig, MixConfig
+from nmt.config.systems import SYSTEM_FORMATS, SystemsSource, systems_source
 
 _LANG = re.compile(r"^[a-z]{2,3}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _URL_SCHEMES = ("http://", "https://", "file://")
-FORMATS = ("lines", "moses", "tsv", "tmx")  # how a split's files are read (nmt.data.formats)
+FORMATS = ("lines", "moses", "tsv", "tmx", *SYSTEM_FORMATS)  # how a split's files are read (nmt.data.formats)
 _SPLIT_KEYS = ("format", "file")  # the keys of a split entry that are not languages
 
 
@@ -33,10 +34,11 @@ class SplitSource:
     format: str  # lines: one file per language | moses: the same, Moses-tokenized and XML-escaped | tsv | tmx
     files: Mapping[str, str]  # lines/moses: language -> file name; tsv/tmx: {"*": the one file}
     columns: Mapping[str, int]  # tsv: language -> 0-based column
+    systems: SystemsSource | None = None  # systems/references: the source file, the target files, the options
 
     @property
     def names(self) -> list[str]:
-        return list(self.files.values())
+        return self.systems.names if self.systems is not None else list(self.files.values())
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,9 @@ class CorpusConfig:
     files: tuple[RemoteFile, ...]  # everything the download stage fetches
     # split -> {language: file name} (two line-aligned files), optionally with `format: moses`; or
     # {format: tsv, file: NAME, <language>: column} or {format: tmx, file: NAME}. 'train' and 'val'
-    # are required unless the corpus only feeds a mix (`requires_train: false`).
-    splits: Mapping[str, Mapping[str, str | int]]
+    # are required unless the corpus only feeds a mix (`requires_train: false`). Or system outputs:
+    # {format: systems, <source language>: FILE, <target language>: [FILE, ...], ...} (nmt.config.systems).
+    splits: Mapping[str, Mapping[str, str | int | bool | tuple[str, ...]]]
     licence: str = ""  # licence and attribution, copied into the model card
     requires_train: bool = True  # false: a corpus of test or dev sets only, used through a mix
 
@@ -78,7 +81,8 @@ class CorpusConfig:
         produced = set(self.produced_files())
         for split in self.splits:
             src = self.source(split)
-            for key, name in src.files.items():
+            named = ([("*", n) for n in src.names] if src.systems is not None else list(src.files.items()))
+            for key, name in named:
                 require(name in produced, f"splits.{split}.{'file' if key == '*' else key}",
                         f"{name!r} is not produced by any entry of 'files' (known: {', '.join(sorted(produced))})")
 
@@ -87,6 +91,12 @@ class CorpusConfig:
         entry, key = dict(self.splits[split]), f"splits.{split}"
         fmt = entry.pop("format", "lines")
         require(fmt in FORMATS, f"{key}.format", f"{fmt!r} is not one of {', '.join(FORMATS)}")
+        if fmt in SYSTEM_FORMATS:
+            try:
+                systems = systems_source(fmt, entry, self.languages, key)
+            except InvalidValue as exc:
+                raise InvalidValue(exc.key if exc.key.startswith(key) else f"{key}.{exc.key}", exc.message) from None
+            return SplitSource(fmt, {}, {}, systems)
         langs = {k: v for k, v in entry.items() if k not in _SPLIT_KEYS}
         if fmt in ("lines", "moses"):
             require("file" not in entry, f"{key}.file", f"format {fmt} names one file per language, not 'file'")

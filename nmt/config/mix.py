@@ -108,7 +108,8 @@ class CleanConfig:
 class DecontaminateConfig:
     """`validate.decontaminate`: no dev or test sentence reaches training (nmt.data.decontaminate).
     A training pair is dropped when either side matches a dev/test sentence of its language
-    exactly after normalization, or is a near duplicate of one."""
+    exactly after normalization, or is a near duplicate of one. The files of the `blind` folders
+    (sources without references: `de-en.1.de` is German) are indexed beside them (nmt.data.blind)."""
 
     enabled: bool = False  # check at all (a mix's dev and test sources are the index)
     remove: bool = True  # drop the overlapping pairs from training; false: fail the stage if any overlap
@@ -117,6 +118,7 @@ class DecontaminateConfig:
     shingle: int = 5  # characters per n-gram
     permutations: int = 64  # MinHash size; banded into `bands` LSH bands
     bands: int = 16
+    blind: tuple[str, ...] = ()  # folders of source-only files (blind test sets) indexed too; suffix = language
 
     def __post_init__(self) -> None:
         require(0.0 < self.near_threshold <= 1.0, "near_threshold", "must be in (0, 1]")

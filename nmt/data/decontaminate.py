@@ -139,9 +139,17 @@ class Decontaminator:
     cfg: DecontaminateConfig
     langs: tuple[str, str]
     counts: Counter = field(default_factory=Counter)  # (kind, set) -> training pairs
+    listed: list[str] = field(default_factory=list)  # sets reported even without a match (the blind files)
 
     def __post_init__(self) -> None:
         self.index = {lang: ContaminationIndex(self.cfg) for lang in self.langs}
+
+    def add_side(self, lang: str, sentences: list[str], owner: str) -> None:
+        """Index one side only, in `lang` (a blind set: sources without references); `owner` is
+        reported in `per_set` even when no training pair matches it."""
+        self.index[lang].add(sentences, owner)
+        if owner not in self.listed:
+            self.listed.append(owner)
 
     def add(self, side_a: list[str], side_b: list[str], owner: str) -> None:
         """Index a dev/test set's pairs (both sides, each in its language)."""
@@ -166,4 +174,6 @@ class Decontaminator:
         out: dict[str, dict[str, int]] = {}
         for (kind, target), n in sorted(self.counts.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             out.setdefault(target, {"exact": 0, "near": 0})[kind] = n
+        if self.listed:
+            out = {t: out.get(t, {"exact": 0, "near": 0}) for t in sorted({*out, *self.listed})}
         return out

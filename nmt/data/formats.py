@@ -12,7 +12,8 @@ file, the line and what to do; a reader never raises anything else for it.
 - `tmx_chunks`: TMX 1.4 (or 1.1) translation memories, parsed incrementally;
 - `moses_chunks`: two line-aligned files of Moses-tokenized, XML-escaped text, unescaped and
   detokenized (sacremoses);
-- `line_chunks`: two line-aligned plain files.
+- `line_chunks`: two line-aligned plain files;
+- systems' outputs of the same source lines, or their human references: `nmt.data.systems`.
 """
 
 from __future__ import annotations
@@ -236,8 +237,13 @@ def _aligned_pairs(paths: Mapping[str, Path], langs: tuple[str, str]) -> Iterato
 
 
 def source_chunks(source: SplitSource, folder: Path, langs: tuple[str, str], chunk_lines: int,
-                  skipped: Counter | None = None) -> Iterator[Chunk]:
-    """The pairs of one configured split (`CorpusConfig.source(split)`), its files in `folder`."""
+                  skipped: Counter | None = None, notes: Counter | None = None) -> Iterator[Chunk]:
+    """The pairs of one configured split (`CorpusConfig.source(split)`), its files in `folder`.
+    `notes`: what a systems/references reader kept and left out (nmt.data.systems), not drops."""
+    if source.systems is not None:
+        from nmt.data.systems import systems_chunks  # it imports this module
+
+        return systems_chunks(source.systems, folder, langs, chunk_lines, notes)
     if source.format == "tsv":
         return tsv_chunks(folder / source.files["*"], source.columns, langs, chunk_lines)
     if source.format == "tmx":

@@ -14,7 +14,8 @@ and 8 bytes per distinct training pair for the duplicate look-up):
    pairs are written `weight` times (the fraction by the pair's digest) to `train`.
 
 The report has, per source, the pairs in, dropped per rule, moved to val, out and written; per
-dev/test set, the training pairs dropped for overlapping it (exact and near). The gate fails a
+dev/test set and blind file (`nmt.data.blind`), the training pairs dropped for overlapping it (exact
+and near). The gate fails a
 source whose rules drop more than its `max_filtered_rate`, or that repeats more than its
 `max_duplicate_rate`, a split with too few pairs, and, with `decontaminate.remove: false`, any overlap.
 """
@@ -33,6 +34,7 @@ import numpy as np
 
 from nmt.config.data import DataConfig, ValidateConfig
 from nmt.config.mix import MixSource
+from nmt.data.blind import index_blind
 from nmt.data.cleaning import REPEATED, Cleaner, Mask, pair_digests
 from nmt.data.decontaminate import Decontaminator
 from nmt.data.formats import source_chunks
@@ -78,13 +80,15 @@ class SourceTally:
     dropped: Counter = dataclasses.field(default_factory=Counter)  # rule -> pairs (first rule failed)
     to_val: int = 0
     written: int = 0  # lines written to its split (weights included)
+    read: Counter = dataclasses.field(default_factory=Counter)  # a systems reader's notes (nmt.data.systems)
 
     def stats(self) -> dict:
         s = self.source
         out = sum(self.dropped.values())
         return {"corpus": s.corpus, "split": s.split, "role": s.role, "weight": s.weight,
                 "pairs_in": self.pairs_in, "dropped": dict(sorted(self.dropped.items())),
-                "to_val": self.to_val, "pairs_out": self.pairs_in - out - self.to_val, "written": self.written}
+                "to_val": self.to_val, "pairs_out": self.pairs_in - out - self.to_val, "written": self.written,
+                **({"read": dict(self.read)} if self.read else {})}
 
 
 class MixWriter:
@@ -105,8 +109,9 @@ class MixWriter:
         source's tally (in and dropped) when `count_skipped`: once per source, not per pass."""
         corpus = self.data.corpora[src.corpus]
         skipped: Counter = Counter()
+        notes = self.tallies[src.label].read if count_skipped else Counter()
         folder = self.data.raw_dir(self.raw_dir, src.corpus)
-        for _, a, b in source_chunks(corpus.source(src.split), folder, self.langs, CHUNK_LINES, skipped):
+        for _, a, b in source_chunks(corpus.source(src.split), folder, self.langs, CHUNK_LINES, skipped, notes):
             yield a, b
         if count_skipped:
             tally = self.tallies[src.label]
@@ -124,6 +129,8 @@ class MixWriter:
 
     def run(self) -> None:
         sources = self.data.mix.sources
+        if self.decon is not None and self.cfg.decontaminate.blind:  # source-only sets, indexed first
+            self.gate.stats["blind"] = index_blind(self.decon, self.cfg.decontaminate.blind, self.langs)
         for src in (s for s in sources if s.role == "test"):
             with ExitStack() as stack:
                 self._copy(src, self._open(stack, src.label))
