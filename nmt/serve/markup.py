@@ -26,13 +26,20 @@ import html
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from nmt.serve.htmlscan import Event, element_end, scan
 from nmt.serve.inline import ATOM, CLOSE, OPEN, Tag, Unit, build_unit
 
-if TYPE_CHECKING:
-    from nmt.serve.documents import Budget
+
+class UnitBudget(Protocol):
+    """What `parse_html` counts as it reads (a file's `nmt.serve.formats.base.Budget`; the formats import
+    this module, never the other way): each unit's text, and inline tags open in one unit."""
+
+    def add(self, text: str) -> None: ...
+
+    def depth(self, depth: int) -> None: ...
+
 
 INLINE = frozenset("a abbr acronym b bdi bdo big cite data del dfn em font i ins label mark nobr q s small span "
                    "strike strong sub sup time tt u".split())
@@ -121,7 +128,7 @@ def _flows(events: list[Event]) -> list[str | list[Item]]:
     return parts
 
 
-def _partners(flow: list[Item], budget: Budget | None = None) -> tuple[dict[int, int], set[int]]:
+def _partners(flow: list[Item], budget: UnitBudget | None = None) -> tuple[dict[int, int], set[int]]:
     """Pairs of tags matched in the flow (both ways), and the cuts: tags without a partner, and pairs
     that would straddle a cut. Linear: the pairs nest, so a pair around a cut is around the ends of
     every pair cut inside it, and one pass over the cuts found first is enough."""
@@ -198,7 +205,7 @@ def _segment(items: list[Item], partner: dict[int, int], offset: int) -> list[st
     return [lead, (unit, _escape([r for item in body for r in item.entities])), tail]
 
 
-def _units(flow: list[Item], budget: Budget | None = None) -> list[str | tuple[Unit, Callable]]:
+def _units(flow: list[Item], budget: UnitBudget | None = None) -> list[str | tuple[Unit, Callable]]:
     partner, cuts = _partners(flow, budget)
     out: list[str | tuple[Unit, Callable]] = []
     start = 0
@@ -239,7 +246,7 @@ class HtmlDocument:
         return "".join(p if isinstance(p, str) else next(done) for p in self.parts)
 
 
-def parse_html(source: str, budget: Budget | None = None) -> HtmlDocument:
+def parse_html(source: str, budget: UnitBudget | None = None) -> HtmlDocument:
     """`source` (a fragment or a whole document) cut into verbatim parts and units; with a `budget`
     (a file's), its units, characters and nesting counted as they are found."""
     parts: list[str | tuple[Unit, Callable]] = []

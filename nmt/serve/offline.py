@@ -1,7 +1,7 @@
 """A document translated without a server, as the server translates it: `translate_document_file`.
 
 `nmt translate --input FILE.docx --output OUT.docx` (also .srt, .html, .htm): the file is read into
-units (`nmt.serve.documents`: paragraphs, subtitle cues, HTML blocks with their inline markup as
+units (`nmt.serve.formats`: paragraphs, subtitle cues, HTML blocks with their inline markup as
 placeholders; with an ONNX package tag pairs leave the text and are put back by alignment), each unit cut into sentences with its layout kept (`nmt.serve.sentences`), the
 sentences translated on the server's per-batch path (`nmt.serve.decoding.translate_sentences`:
 spans and placeholders kept, the loop guard), and the file written back with its formatting.
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from nmt.decode.lines import LineTranslator
 from nmt.serve.align import SentenceAligner
 from nmt.serve.decoding import translate_sentences
-from nmt.serve.documents import read_document
+from nmt.serve.formats import read_document
 from nmt.serve.inline import Unit
 from nmt.serve.pairs import align_pairs, has_pairs, plain_text, with_pairs
 from nmt.serve.sentences import SentenceSplitter

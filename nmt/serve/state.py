@@ -46,7 +46,7 @@ class ServeState:
     # never holds up the sentence splitting of the requests behind it
     align_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-align"))
     # uploaded documents read and written apart from the text thread too, so a large file never holds
-    # up the plain requests behind it (each reader is linear in its input and bounded: nmt.serve.documents)
+    # up the plain requests behind it (each reader is linear in its input and bounded: nmt.serve.formats)
     doc_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-docs"))
     ready: bool = False
     draining: bool = False

@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 import nmt.serve.files
-from nmt.serve.documents import BadDocument, read_document
+from nmt.serve.formats import BadDocument, read_document
 from support.serve import ThreadServer, config, post
 
 pytestmark = pytest.mark.network
