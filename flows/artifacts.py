@@ -23,8 +23,8 @@ from typing import Any
 import yaml
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
+from flows.decision import Decision, table
 from flows.dvc_project import StageSpec
-from flows.registry import Decision, table
 from nmt.gates.reports import GateReport, read_gate_report
 
 CELL_CHARS = 160  # longer table cells are cut (the gate's markdown artifact has the whole text)

@@ -49,6 +49,7 @@ from flows.artifacts import (
     written_reports,
 )
 from flows.concurrency import pipeline_lock
+from flows.decision import markdown
 from flows.dvc_project import (
     PipelineError,
     StageSpec,
@@ -66,7 +67,7 @@ from flows.dvc_project import (
     stage_ran,
 )
 from flows.models import declared_artifacts
-from flows.registry import markdown, promote_commit, promote_config
+from flows.registry import promote_commit, promote_config
 from nmt.config.promote import PromoteConfig
 from nmt.files.atomic import atomic_write_text
 

@@ -8,7 +8,7 @@ decides on their translations and speeds.
   they are made again, in the same run as the challenger's.
 - The gated sets: every set the champion's or the challenger's metrics file scores (their evaluate
   stages' test sets for the model's direction; a set the champion was scored on and the challenger
-  was not refuses the challenger before anything is decoded, flows/registry.py), read from the
+  was not refuses the challenger before anything is decoded, flows/decision.py), read from the
   folder the dvc.yaml's evaluate stage reads them from (its `--data`: data/validated, or
   data/general/validated for general/dvc.yaml) in the workspace, sources and references in the
   package's languages.
@@ -16,7 +16,7 @@ decides on their translations and speeds.
   beside it, written atomically by the registry for every decision (flows/registry.py).
 
 A project without champion packages (the dvc.yaml declares no `*-onnx` artifact, or it is not a
-DVC project) leaves the point-score rule of flows/registry.py as the fallback, and the reason says
+DVC project) leaves the point-score rule of flows/decision.py as the fallback, and the reason says
 so. A champion package that is declared but cannot be fetched (`dvc get` failed: not in the cache,
 the remote unreachable) is `ChampionUnavailable` (issue 51, finding 11): the registry stops the
 promotion unless `--allow-point-score` asks for the fallback.

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from flows.gto_registry import Registry, RegistryError
-from flows.registry import decide, main, markdown, promote_commit, scores, select_models
+from flows.decision import decide, markdown, scores
+from flows.registry import main, promote_commit, select_models
 from support.scratch import ROOT
 
 ARTIFACT = "nmt-de-en"
