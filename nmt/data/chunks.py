@@ -6,12 +6,27 @@ Each holds a chunk or a fixed number of rows, except `Digests`: 16 bytes per ite
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from nmt.data.shards import decode_shard, read_shards
 from nmt.errors import DataError
+
+
+Chunk = tuple[int, list[str], list[str]]  # (first_line, side_a, side_b)
+Pair = tuple[int, str, str]  # (line or translation-unit number, side a, side b)
+
+
+def chunked(pairs: Iterable[Pair], chunk_lines: int) -> Iterator[Chunk]:
+    """The chunking all readers share: `chunk_lines` numbered pairs at a time."""
+    if chunk_lines < 1:
+        raise ValueError(f"chunk_lines must be at least 1, got {chunk_lines}")
+    pairs = iter(pairs)
+    while batch := list(itertools.islice(pairs, chunk_lines)):
+        numbers, side_a, side_b = zip(*batch)
+        yield numbers[0], list(side_a), list(side_b)
 
 
 class Unreadable(Exception):

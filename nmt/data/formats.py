@@ -22,18 +22,18 @@ import itertools
 import logging
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TypeVar
 
 from nmt.config.data import SplitSource
+from nmt.data.chunks import Chunk, Pair, chunked
+from nmt.data.systems import systems_chunks
 from nmt.errors import ConfigError, DataError
 from nmt.files.lines import iter_lines, open_raw
 
 log = logging.getLogger(__name__)
 
-Chunk = tuple[int, list[str], list[str]]  # (first_line, side_a, side_b)
-Pair = tuple[int, str, str]  # (line or translation-unit number, side a, side b)
 V = TypeVar("V")
 
 # TMX 1.4 inline elements whose content is native markup codes (dropped; their tails are text).
@@ -41,16 +41,6 @@ TMX_CODES = frozenset({"bpt", "ept", "it", "ph", "ut"})
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _MOSES_ENTITY = re.compile(r"&(?:(amp|lt|gt|quot|apos)|#([0-9]+)|#[xX]([0-9a-fA-F]+));")
 _MOSES_NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
-
-
-def _chunked(pairs: Iterable[Pair], chunk_lines: int) -> Iterator[Chunk]:
-    """The chunking all readers share: `chunk_lines` numbered pairs at a time."""
-    if chunk_lines < 1:
-        raise ValueError(f"chunk_lines must be at least 1, got {chunk_lines}")
-    pairs = iter(pairs)
-    while batch := list(itertools.islice(pairs, chunk_lines)):
-        numbers, side_a, side_b = zip(*batch)
-        yield numbers[0], list(side_a), list(side_b)
 
 
 def _sides(mapping: Mapping[str, V], langs: tuple[str, str], what: str) -> tuple[V, V]:
@@ -72,7 +62,7 @@ def tsv_chunks(path: Path, columns: Mapping[str, int], langs: tuple[str, str], c
     col_a, col_b = _sides(columns, langs, "tsv columns")
     if not all(isinstance(c, int) and c >= 0 for c in (col_a, col_b)) or col_a == col_b:
         raise ConfigError(f"tsv columns {dict(columns)}: expected two different 0-based column numbers")
-    yield from _chunked(_tsv_pairs(Path(path), col_a, col_b, langs), chunk_lines)
+    yield from chunked(_tsv_pairs(Path(path), col_a, col_b, langs), chunk_lines)
 
 
 def _tsv_pairs(path: Path, col_a: int, col_b: int, langs: tuple[str, str]) -> Iterator[Pair]:
@@ -98,7 +88,7 @@ def tmx_chunks(path: Path, langs: tuple[str, str], chunk_lines: int,
     keeps `<hi>` content and drops the native codes of `<bpt>`, `<ept>`, `<it>`, `<ph>`, `<ut>`
     (their tails kept); whitespace runs become one space. Parsed incrementally, so memory holds
     one `<tu>`; entity declarations (XML bombs) and external entities are refused."""
-    yield from _chunked(_tmx_pairs(Path(path), langs, Counter() if skipped is None else skipped), chunk_lines)
+    yield from chunked(_tmx_pairs(Path(path), langs, Counter() if skipped is None else skipped), chunk_lines)
 
 
 def _local(tag: object) -> str:
@@ -186,7 +176,7 @@ def line_chunks(paths: Mapping[str, Path], langs: tuple[str, str], chunk_lines: 
     """Pairs from two line-aligned plain-text files, one sentence per line, taken as they are
     (`paths` maps each language to its file). Unequal line counts are a `DataError` naming both
     files and their counts, raised when the shorter file ends (pairs before it were yielded)."""
-    yield from _chunked(_aligned_pairs(paths, langs), chunk_lines)
+    yield from chunked(_aligned_pairs(paths, langs), chunk_lines)
 
 
 def moses_chunks(paths: Mapping[str, Path], langs: tuple[str, str], chunk_lines: int) -> Iterator[Chunk]:
@@ -241,8 +231,6 @@ def source_chunks(source: SplitSource, folder: Path, langs: tuple[str, str], chu
     """The pairs of one configured split (`CorpusConfig.source(split)`), its files in `folder`.
     `notes`: what a systems/references reader kept and left out (nmt.data.systems), not drops."""
     if source.systems is not None:
-        from nmt.data.systems import systems_chunks  # it imports this module
-
         return systems_chunks(source.systems, folder, langs, chunk_lines, notes)
     if source.format == "tsv":
         return tsv_chunks(folder / source.files["*"], source.columns, langs, chunk_lines)

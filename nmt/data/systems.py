@@ -37,7 +37,7 @@ from pathlib import Path
 from nmt.config.systems import SystemsSource
 from nmt.data.consensus import choose
 from nmt.data.decontaminate import normalize
-from nmt.data.formats import Chunk, Pair, _chunked
+from nmt.data.chunks import Chunk, Pair, chunked
 from nmt.data.sentences import aligned_sentences
 from nmt.errors import DataError
 from nmt.files.lines import iter_lines
@@ -71,7 +71,7 @@ def systems_chunks(spec: SystemsSource, folder: Path, langs: tuple[str, str], ch
     pairs = _pairs(spec, Path(folder), Counter() if notes is None else notes)
     if langs[0] != spec.source_lang:
         pairs = ((n, tgt, src) for n, src, tgt in pairs)
-    yield from _chunked(pairs, chunk_lines)
+    yield from chunked(pairs, chunk_lines)
 
 
 def _aligned(paths: list[Path]) -> Iterator[tuple[int, list[str]]]:
