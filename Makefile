@@ -25,7 +25,7 @@ TEST_SEED ?= 20261125
 TEST_WORKERS ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: install repro repro-general blind test bench gpu-check lock clean-venv
+.PHONY: install repro repro-general blind test test-isa bench gpu-check lock clean-venv
 
 install: $(VENV)/.installed
 
@@ -72,6 +72,15 @@ blind: install
 
 test: install
 	PATH="$(abspath $(BIN)):$$PATH" OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest \
+		--randomly-seed=$(TEST_SEED) $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
+
+# The numerically sensitive tests (marked isa: engines compared line for line, a model's own scores) again with
+# the instruction set each library dispatches to capped at AVX2, so one host also computes what an AVX2 host
+# would: torch's ATen kernels, oneDNN (torch's and CTranslate2's), CTranslate2, and MKL on Intel CPUs (MKL
+# ignores it elsewhere). ONNX Runtime has no such switch. Names and sources: docs/pipeline.md#other-hosts.
+ISA_ENV ?= ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 CT2_FORCE_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2
+test-isa: install
+	PATH="$(abspath $(BIN)):$$PATH" OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(ISA_ENV) $(BIN)/python -m pytest -m isa \
 		--randomly-seed=$(TEST_SEED) $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
 bench: install  # after `make repro`: the benches read data/ and models/; then commit bench/results, README.md, docs/

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nmt.publish import benches, corpora, general, lifecycle, markup, reports, serving
+from nmt.publish import benches, corpora, general, hosts, lifecycle, markup, reports, serving
 from nmt.publish.sources import Sources
 
 BLOCKS: dict[str, Callable[[Sources], str]] = {
@@ -38,6 +38,8 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "pilots": corpora.pilots,
     "promotion-record": lifecycle.promotion_record,
     "drift-report": lifecycle.drift_report,
+    "tested-hosts": hosts.tested_hosts,
+    "tested-hosts-summary": hosts.tested_hosts_summary,
 }
 
 # The general configuration's blocks: rendered by general/dvc.yaml's publish stage (`--general`) only,

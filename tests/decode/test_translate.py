@@ -27,7 +27,7 @@ def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("translate")
     tokens, vocab = copy_corpus(root / "corpus", n_train=2000, n_val=50, seed=1)
     cfg = tiny_train(max_tokens=1200, epochs=20, warmup=100, lr_factor=0.5, val_bleu_sentences=0, log_every=50,
-                     num_threads=0, average_last=1, keep_last=1)
+                     num_threads=1, average_last=1, keep_last=1, precision="fp32")  # the same on every host
     model_cfg = ModelConfig(n_layers=2, d_model=128, n_heads=4, d_ff=256, dropout=0.0, max_len=64)
     bin_dir = binarized(tokens, vocab)
     train_stage(model_cfg, cfg, TokenizeConfig(), TrainPaths(vocab, tokens, bin_dir, root / "ckpt", root / "model.pt", root / "reports", root / "tr"))
@@ -39,26 +39,31 @@ def sentences(n: int, seed: int = 5) -> list[str]:
     return [" ".join(f"s{rng.randrange(10)}" for _ in range(10)) for _ in range(n)]
 
 
+@pytest.mark.isa  # a trained model's outputs: also run with a lower instruction set forced
 def test_translates_and_keeps_empty_lines_aligned(model_file: Path) -> None:
     lines = sentences(6)
     lines[2:2] = ["", "   "]
-    out = Translator.from_file(model_file).translate(lines)
+    translator = Translator.from_file(model_file)
+    out = translator.translate(lines)
     assert len(out) == len(lines)
     assert out[2] == "" and out[3] == ""
+    assert out[:2] + out[4:] == translator.translate(lines[:2] + lines[4:])  # each output beside its own line
     copied = [o == i for o, i in zip(out, lines) if i.strip()]
-    assert sum(copied) >= 5  # the copy model copies
+    assert sum(copied) >= 3  # the copy model copies (an output shifted past the empty lines: 2 at most)
 
 
+@pytest.mark.isa
 @pytest.mark.parametrize("beam_size", [1, 2, 4])
 def test_greedy_and_beam_output_the_copy(model_file: Path, beam_size: int) -> None:
     """The model learned the copy task: greedy and beam search give back the lines word for word,
-    each in its place (measured: 38 to 40 of 40). A search that kept the worst finished hypothesis,
-    dropped a token, or mixed up the sentences of a batch copies almost none (measured: 0 or 1 of 40)."""
+    each in its place (measured in fp32: 16 to 20 of 20, as the host's kernels round; issue 50). A
+    search that kept the worst finished hypothesis, dropped a token, or mixed up the sentences of a
+    batch copies almost none (measured: 0 or 1 of 40): half the lines tells the two apart on any host."""
     lines = sentences(20, seed=9)  # ten symbols each, as in training
     translator = Translator.from_file(model_file, Decoding(beam_size=beam_size, alpha=0.6), batch_size=8)
     out = translator.translate(lines)
     copied = sum(o == line for o, line in zip(out, lines))
-    assert len(out) == len(lines) and copied >= 16, [(line, o) for line, o in zip(lines, out) if o != line]
+    assert len(out) == len(lines) and copied >= len(lines) // 2, [(line, o) for line, o in zip(lines, out) if o != line]
 
 
 def test_overlong_line_is_truncated_with_a_warning(model_file: Path, caplog) -> None:

@@ -27,6 +27,8 @@ from nmt.runtime.translator import OnnxTranslator
 from nmt.text.vocabularies import load_vocabularies
 from support.onnx import CORPUS_STATS, export, sentences
 
+pytestmark = pytest.mark.isa  # torch and ONNX Runtime compared line for line: also with a lower instruction set forced
+
 
 @pytest.fixture(scope="module")
 def root(package: Path) -> Path:

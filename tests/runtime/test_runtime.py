@@ -62,6 +62,7 @@ def test_import_and_translate_with_torch_blocked(package: Path) -> None:
     assert len(run.stdout.split("\n")) == 4 and run.stdout.split("\n")[1] == ""
 
 
+@pytest.mark.isa  # torch and ONNX Runtime compared line for line: also run with a lower instruction set forced
 @pytest.mark.parametrize("beam_size", [1, 4])
 def test_text_to_text_equals_translator(package: Path, model_path: Path, beam_size: int, caplog) -> None:
     lines = _lines()
@@ -110,6 +111,7 @@ def test_card_vocab_hash_is_checked_even_if_files_list_agrees(package: Path, tmp
         load_package(broken)
 
 
+@pytest.mark.isa
 def test_cli_translate_with_package(package: Path, fp32_only: Path, model_path: Path, tmp_path: Path, capsys,
                                     monkeypatch) -> None:
     src = tmp_path / "in.txt"
@@ -134,6 +136,7 @@ def test_cli_translate_with_package(package: Path, fp32_only: Path, model_path: 
     assert len(capsys.readouterr().out.split("\n")) == 4
 
 
+@pytest.mark.isa
 def test_plain_onnxruntime_consumer_from_the_card_alone(package: Path) -> None:
     """examples/onnx_consumer.py (onnxruntime + numpy, nmt and torch blocked) reads only the card
     and gets the ids `nmt translate --beam-size 1` decodes."""
@@ -153,6 +156,7 @@ def test_plain_onnxruntime_consumer_from_the_card_alone(package: Path) -> None:
     assert got == expected and any(len(h) > 2 for h in got)
 
 
+@pytest.mark.isa
 @pytest.mark.parametrize("beam_size", [1, 4])
 def test_torch_and_onnx_run_the_one_search(package: Path, model_path: Path, beam_size: int,
                                            monkeypatch: pytest.MonkeyPatch) -> None:

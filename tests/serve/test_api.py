@@ -216,14 +216,16 @@ def test_cors_is_off_unless_origins_are_given(server: ThreadServer, start) -> No
     assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "http://example.org"
 
 
-def test_the_ctranslate2_model_is_served_too(start, model_path: Path, tmp_path_factory: pytest.TempPathFactory
-                                             ) -> None:
+@pytest.mark.isa  # the ctranslate2 stage's gate compares CTranslate2 with torch: on the learned copy model
+def test_the_ctranslate2_model_is_served_too(start, learned_model_path: Path,
+                                             tmp_path_factory: pytest.TempPathFactory) -> None:
     """`--model models/ct2`: the same API over the torch-free CTranslate2 translator, its output as offline."""
     pytest.importorskip("ctranslate2")
     from nmt.runtime.ct2 import Ct2Translator
+    from support.learned import BEAM_LONGEST
     from support.onnx import ct2_folder
 
-    folder = ct2_folder(tmp_path_factory.mktemp("ct2serve"), model_path)
+    folder = ct2_folder(tmp_path_factory.mktemp("ct2serve"), learned_model_path, longest=BEAM_LONGEST)
     server = start(model=folder)
     lines = sentences(6, seed=5)
     want = offline_answers(Ct2Translator.from_dir(folder), lines)

@@ -49,13 +49,16 @@ def test_choose_takes_the_next_good_hypothesis_then_greedy_then_a_cut() -> None:
 
 @pytest.mark.network
 def test_the_server_answers_short_inputs_without_loops(start, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A model whose best hypothesis loops on every input (as small models do on short ones): the
-    server's answers do not, and /metrics counts the sentences the guard changed."""
+    """A model whose best hypothesis loops on every input (as small models do on short ones), with a
+    good one further down its n-best list: the server answers with a good one, and /metrics counts
+    the sentences the guard changed. (The test model's own hypotheses may all loop too, as they did
+    once it was trained in fp32, and so may its greedy output: then the guard cuts the loop, which
+    `choose`'s own test covers; here the good hypothesis, the source's words once, is the test's.)"""
     real = LineTranslator.translate_scored
 
-    def looping(self, lines, n, first_line=1):  # the best hypothesis five times over, then the beam's own
-        return [line._replace(hyps=[(" ".join([line.hyps[0][0]] * 5), line.hyps[0][1]), *line.hyps]) if line.hyps
-                else line for line in real(self, lines, n, first_line)]
+    def looping(self, lines, n, first_line=1):  # the best hypothesis five times over, the beam's own, a good one
+        return [line._replace(hyps=[(" ".join([line.hyps[0][0]] * 5), line.hyps[0][1]), *line.hyps, (text, 0.01)])
+                if line.hyps else line for text, line in zip(lines, real(self, lines, n, first_line))]
 
     monkeypatch.setattr(LineTranslator, "translate_scored", looping)
     server: ThreadServer = start()

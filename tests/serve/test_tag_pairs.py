@@ -15,6 +15,7 @@ from nmt.serve.align import MIN_DROP, SentenceAligner, aligned_words, leave_out_
 from nmt.serve.markup import parse_html
 from nmt.serve.pairs import align_pairs, plain_text, with_pairs
 from nmt.serve.sentences import SentenceSplitter
+from support.learned import ALIGN_SOURCE
 
 
 def unit_of(html: str):
@@ -77,25 +78,29 @@ def test_the_aligned_words_grow_to_strong_neighbours_and_nothing_weak_aligns() -
 
 
 @pytest.fixture(scope="module")
-def translator(package: Path) -> OnnxTranslator:
-    return OnnxTranslator.from_dir(package, device="cpu", threads=1)
+def translator(learned_package: Path) -> OnnxTranslator:
+    return OnnxTranslator.from_dir(learned_package, device="cpu", threads=1)
 
 
+@pytest.mark.isa  # the model's own scores: also run with a lower instruction set forced
 def test_leaving_a_word_out_hurts_the_output_word_that_copies_it(translator: OnnxTranslator) -> None:
-    """The test package copies its input (a copy task): the output word a source word aligns to is
-    that word's copy, by the model's own scores and the package's graphs as exported."""
-    source = "s3 s7 s1 s5 s8"
+    """The learned copy package (tests/support/learned.py) writes its input back, and leaving any
+    word of this line out drops that word's copy most, by a nat at least in torch (the fixture's
+    check): the aligner, through the package's graphs as exported, puts each word on its copy.
+    (On the partly learned model, a host's rounding decided whether the copies stood out from the
+    tail it wrote after them: issue 50.)"""
+    source = ALIGN_SOURCE
     (out,) = translator.translate([source])
-    assert out.startswith(source)  # what the alignment below relies on (a partly learned copy: a tail after it)
+    assert out == source
     aligner = SentenceAligner(translator, translator.package.card["languages"]["tgt"])
     ids = translator.source_ids(source.split())
     target = translator.vocabs.tgt.encode(out.split())
     drops = np.stack([leave_out_drops(aligner.backend, ids, target, [(k, k + 1)])[0] for k in range(5)])
-    copies = np.diag(drops[:, :5])  # word k unreadable: the drop of its copy, output word k
-    assert (copies > 0.5 * drops.max(axis=1)).all() and copies.mean() > 3 * np.abs(drops[:, 5:]).mean()
+    assert (drops.argmax(axis=1) == np.arange(5)).all(), drops.round(2)  # word k unreadable: output word k drops most
+    assert (np.diag(drops) > MIN_DROP).all()
     spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", source)]
     got = aligner.align(source, out, spans)
-    assert all(r is not None and r[0] <= s[0] and s[1] <= r[1] for s, r in zip(spans[:3], got))
+    assert all(r is not None and r[0] <= s[0] and s[1] <= r[1] for s, r in zip(spans, got)), got  # on its copy
     assert aligner.align(source, out, [(2, 3)]) == [None]  # a space: no source word to leave out
 
 

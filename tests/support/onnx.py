@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -28,25 +32,57 @@ def sentences(n: int, seed: int, lo: int = 2, hi: int = 12) -> list[str]:
 
 def model_file(cache: Path) -> Path:
     """A model file written by the train stage: a partly learned copy task (outputs of
-    varied lengths, so search has rows finishing at different steps), ~15 s of training.
+    varied lengths, so search has rows finishing at different steps), ~15 s of training; in
+    fp32 on every host (precision auto would train in bf16 on CPUs with AVX512-BF16 or AMX only,
+    another model there). What the tests assert of it holds for any such model; the tests whose
+    property needs a model that has learned the task use tests/support/learned.py's.
 
-    Kept in `cache` (under pytest's base temp dir), so the test modules train it once."""
+    Kept in `cache` (`session_cache`), so the test modules, and xdist's workers, train it once."""
     path = cache / "model.pt"
-    if not path.is_file():
-        tokens, vocab = copy_corpus(cache / "corpus", n_train=2000, n_val=50, seed=1)
-        cfg = tiny_train(max_tokens=1200, epochs=8, warmup=100, lr_factor=0.5, val_bleu_sentences=0, log_every=50,
-                         num_threads=1, average_last=1, keep_last=1)
-        bin_dir = binarized(tokens, vocab)
-        train_stage(SMALL_MODEL, cfg, TokenizeConfig(), TrainPaths(vocab, tokens, bin_dir, cache / "ckpt", path, cache / "reports", cache / "tr"))
+    with locked(cache):
+        if not path.is_file():
+            tokens, vocab = copy_corpus(cache / "corpus", n_train=2000, n_val=50, seed=1)
+            cfg = tiny_train(max_tokens=1200, epochs=8, warmup=100, lr_factor=0.5, val_bleu_sentences=0,
+                             log_every=50, num_threads=1, average_last=1, keep_last=1,
+                             precision="fp32")  # not bf16 on some hosts only
+            bin_dir = binarized(tokens, vocab)
+            train_stage(SMALL_MODEL, cfg, TokenizeConfig(),
+                        TrainPaths(vocab, tokens, bin_dir, cache / "ckpt", path, cache / "reports", cache / "tr"))
     return path
 
 
-def validated_dir(root: Path) -> Path:
-    """data/validated-like splits: val (parity) and test (text comparison, BLEU)."""
+def session_cache(tmp_path_factory, name: str) -> Path:
+    """A folder for what a test session makes once: beside xdist's workers' base temp folders (one
+    for all of them), else in the session's base temp folder."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+
+
+@contextmanager
+def locked(cache: Path) -> Iterator[None]:
+    """One process at a time in `cache` (xdist's workers share it): the first makes what is
+    missing, the others wait, then find it made."""
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+VALIDATED = (("val", 1, 16), ("test", 2, 12))  # split, seed, lines
+
+
+def validated_lines(longest: int = 12) -> list[str]:
+    """The lines of `validated_dir(root, longest)`'s splits, val then test."""
+    return [line for _, seed, n in VALIDATED for line in sentences(n, seed, hi=longest)]
+
+
+def validated_dir(root: Path, longest: int = 12) -> Path:
+    """data/validated-like splits: val (parity) and test (text comparison, BLEU), lines of 2 to
+    `longest` symbols; the copy task: each line is its own reference."""
     data = root / "validated"
     data.mkdir(parents=True, exist_ok=True)
-    for split, seed, n in (("val", 1, 16), ("test", 2, 12)):
-        lines = sentences(n, seed)
+    for split, seed, n in VALIDATED:
+        lines = sentences(n, seed, hi=longest)
         for lang in ("de", "en"):
             (data / f"{split}.{lang}").write_text("".join(line + "\n" for line in lines))
     return data
@@ -78,28 +114,31 @@ def corpus_report(root: Path) -> Path:
     return path
 
 
-def export(root: Path, model: Path, out: Path | None = None, metrics: dict | None = None, **overrides) -> Path:
-    """Run the export stage into `out` (default root/onnx); reports under root."""
+def export(root: Path, model: Path, out: Path | None = None, metrics: dict | None = None, longest: int = 12,
+           **overrides) -> Path:
+    """Run the export stage into `out` (default root/onnx) on `validated_dir(root, longest)`; reports under root."""
     out = out or root / "onnx"
     export_stage(replace(SMALL_EXPORT, **overrides), DECODING,
-                 ExportPaths(model, validated_dir(root), metrics_file(root, metrics), out, root / "reports" / "validation",
-                             root / "reports" / "export.json", corpus_report(root)))
+                 ExportPaths(model, validated_dir(root, longest), metrics_file(root, metrics), out,
+                             root / "reports" / "validation", root / "reports" / "export.json", corpus_report(root)))
     return out
 
 
 def shared_package(cache: Path) -> Path:
     """The export (int8 graphs included) of `model_file(cache)`, made once; reports beside it."""
-    out = cache / "export" / "onnx"
-    if not (out / "model.json").is_file():
-        export(cache / "export", model_file(cache))
+    model, out = model_file(cache), cache / "export" / "onnx"
+    with locked(cache):
+        if not (out / "model.json").is_file():
+            export(cache / "export", model)
     return out
 
 
-def ct2_folder(root: Path, model_path: Path, out: Path | None = None, **overrides) -> Path:
-    """The ctranslate2 stage's model folder of `model_path` (beam 4, length penalty 1.0) in `root`."""
+def ct2_folder(root: Path, model_path: Path, out: Path | None = None, longest: int = 12, **overrides) -> Path:
+    """The ctranslate2 stage's model folder of `model_path` (beam 4, length penalty 1.0) in `root`,
+    gated on `validated_dir(root, longest)`."""
     from nmt.export.ct2_stage import Ct2Paths, ct2_stage
 
     out = out or root / "ct2"
     ct2_stage(replace(SMALL_EXPORT, **overrides), Decoding(beam_size=4, alpha=1.0),
-              Ct2Paths(model_path, validated_dir(root), out, root / "reports", root / "ctranslate2.json"))
+              Ct2Paths(model_path, validated_dir(root, longest), out, root / "reports", root / "ctranslate2.json"))
     return out
