@@ -63,5 +63,5 @@ def tested_hosts_summary(s: Sources) -> str:
         how = "with AVX2 forced" if r["isa_variables"] else "natively"
         which = "the tests marked isa" if "-m isa" in r["command"] else "the suite"
         runs.append(f"{which} {how} on {_cpu(r['host']['cpu'])}: {_outcome(r['summary'])}")
-    return (f"**Tested on** (`bench/results/{FOLDER}/`; the table, with the commands and the instruction sets: "
-            f"[docs/pipeline.md](docs/pipeline.md#other-hosts)): {'; '.join(runs)}.")
+    return (f"**Tested on**: {'; '.join(runs)}. Source: `bench/results/{FOLDER}/*.json` (the table, with the "
+            f"commands and the instruction sets: [docs/pipeline.md](docs/pipeline.md#other-hosts)).")

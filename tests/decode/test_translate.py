@@ -39,7 +39,6 @@ def sentences(n: int, seed: int = 5) -> list[str]:
     return [" ".join(f"s{rng.randrange(10)}" for _ in range(10)) for _ in range(n)]
 
 
-@pytest.mark.isa  # a trained model's outputs: also run with a lower instruction set forced
 def test_translates_and_keeps_empty_lines_aligned(model_file: Path) -> None:
     lines = sentences(6)
     lines[2:2] = ["", "   "]
@@ -52,8 +51,7 @@ def test_translates_and_keeps_empty_lines_aligned(model_file: Path) -> None:
     assert sum(copied) >= 3  # the copy model copies (an output shifted past the empty lines: 2 at most)
 
 
-@pytest.mark.isa
-@pytest.mark.parametrize("beam_size", [1, 2, 4])
+@pytest.mark.parametrize("beam_size", [1, 2, 4])  # not in make test-isa: its model is the run's slowest to train
 def test_greedy_and_beam_output_the_copy(model_file: Path, beam_size: int) -> None:
     """The model learned the copy task: greedy and beam search give back the lines word for word,
     each in its place (measured in fp32: 16 to 20 of 20, as the host's kernels round; issue 50). A
