@@ -20,7 +20,7 @@ from nmt.data import systems
 from nmt.data.validate import validate_corpus
 from nmt.errors import GateError
 from nmt.files.lines import read_lines
-from test_systems import HYP_FILES, HYPS, SRC, write, write_set
+from support.systems import HYP_FILES, HYPS, SRC, write, write_set
 
 ZERO = "0" * 64
 TEST = ("Ein Hund rennt über die grüne Wiese.", "The cat sleeps on the sofa.")  # hyp A's line 2 is its English
