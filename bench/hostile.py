@@ -66,8 +66,8 @@ def inputs(scale: float) -> list[tuple[str, dict[str, Any]]]:
     """(name, httpx.post keyword arguments) of each hostile input; `scale` shrinks them for --smoke."""
     n = lambda k: max(1, int(k * scale))  # noqa: E731
     form = {"source": "de", "target": "en", "api_key": KEY}
-    term = " ".join(["Wort"] * 400)
-    text = " ".join(["Wort"] * n(2000))
+    term = " ".join(["w"] * 400)
+    text = " ".join(["w"] * n(2000))  # 4,000 characters: inside --max-chars, so the glossary is what is tested
     return [
         ("txt: x, 80,000 spaces, y", {"data": form, "files": {"file": ("a.txt", b"x" + b" " * n(80_000) + b"y")}}),
         ("html: <b>x</b></i> repeated", {"data": form, "files": {"file": ("a.html", b"<b>x</b></i>" * n(20_000))}}),

@@ -152,6 +152,13 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
         generation = max(generation, job.generation)
     if aside is not None:
         await aside  # done on the text thread while the sentences were decoded
+    # the texts put back together on the text thread: a file of many units would hold the loop for a while
+    return await loop.run_in_executor(state.text_pool, _joined, segmented, translated, masks, alternatives, generation)
+
+
+def _joined(segmented: list[Segmented], translated: list[Output], masks: list[TermMasked | None], alternatives: int,
+            generation: int) -> Texts:
+    """Each text's translation, alternatives and confidence from its sentences' outputs (terms restored)."""
     translated = [o if m is None else replace(o, texts=[m.restore(t) for t in o.texts]) for o, m in zip(translated, masks)]
     out, alts, confidence, best, start = [], [], [], [], 0
     for seg in segmented:
@@ -174,8 +181,7 @@ async def translate_units(request: Request, state: ServeState, units: Sequence[U
     model's own alignment says (`nmt.serve.pairs`); a CTranslate2 folder's units keep them as placeholders.
     The translations are the units' masked texts, for `Unit.restore()`."""
     models = [e.current for e in routes]  # the models that translate them align them, a reload meanwhile or not
-    plains = [plain_text(u) if u is not None and m.engine == "onnx" and has_pairs(u) else None
-              for u, m in zip(units, models)]
+    plains = await asyncio.get_running_loop().run_in_executor(state.text_pool, _plains, units, models)
     done = await translate_texts(request, state, [t if p is None else p[0] for t, p in zip(texts, plains)], routes,
                                  alternatives, chunked=chunked, watched=watched, glossaries=glossaries,
                                  admitted=admitted, deadline=deadline)
@@ -214,6 +220,12 @@ async def translate_html(request: Request, state: ServeState, docs: list[HtmlDoc
         scores = done.confidence[mine]
         confidence.append(min(scores) if scores and None not in scores else None)  # type: ignore[type-var]
     return Texts(texts, alts, confidence, done.generation)
+
+
+def _plains(units: Sequence[Unit | None], models: list[Model]) -> list[tuple[str, list[PairRange]] | None]:
+    """On the text thread: each unit's text without its tag pairs (an ONNX package's units with pairs)."""
+    return [plain_text(u) if u is not None and m.engine == "onnx" and has_pairs(u) else None
+            for u, m in zip(units, models)]
 
 
 def _aligned(units: Sequence[Unit | None], plains: list[tuple[str, list[PairRange]] | None], models: list[Model],
