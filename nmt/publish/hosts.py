@@ -28,14 +28,19 @@ def _changed(files: int | None) -> str:
     return f" with {files} files changed" if files else ""
 
 
-def tested_hosts(s: Sources) -> str:
+def _records(s: Sources) -> list[dict[str, Any]]:
+    """The committed host records, by file name."""
     folder = s.bench / FOLDER
     names = sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
-    if not names:
+    return [s.result(f"{FOLDER}/{name}") for name in names]
+
+
+def tested_hosts(s: Sources) -> str:
+    records = _records(s)
+    if not records:
         return not_yet(FOLDER, COMMAND, f"bench/results/{FOLDER}/*.json")
     rows = []
-    for name in names:
-        r = s.result(f"{FOLDER}/{name}")
+    for r in records:
         c = r["host"]["cpu"]
         forced = ", ".join(f"`{k}={v}`" for k, v in r["isa_variables"].items()) or "none (native)"
         rows.append([_cpu(c), ", ".join(c["flags"]), forced,
@@ -53,13 +58,11 @@ def _cpu(c: dict[str, Any]) -> str:
 
 
 def tested_hosts_summary(s: Sources) -> str:
-    folder = s.bench / FOLDER
-    names = sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
-    if not names:
+    records = _records(s)
+    if not records:
         return not_yet(FOLDER, COMMAND, f"bench/results/{FOLDER}/*.json")
     runs = []
-    for name in names:
-        r = s.result(f"{FOLDER}/{name}")
+    for r in records:
         how = "with AVX2 forced" if r["isa_variables"] else "natively"
         which = "the tests marked isa" if "-m isa" in r["command"] else "the suite"
         runs.append(f"{which} {how} on {_cpu(r['host']['cpu'])}: {_outcome(r['summary'])}")
