@@ -31,7 +31,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import yaml
@@ -80,7 +80,7 @@ def cuda_tests(out: Path) -> dict[str, Any]:
 def mfu(out: Path, smoke: bool) -> None:
     from bench import gpu_mfu
 
-    gpu_mfu.main(["--out", str(out)] + (["--smoke"] if smoke else []))
+    gpu_mfu.main(["--out", str(out), "--largest-limit", "0"] + (["--smoke"] if smoke else []))  # round 1: 400k fit
 
 
 def _configs(params: dict[str, Any]):
@@ -91,10 +91,10 @@ def _configs(params: dict[str, Any]):
     return from_dict(ModelConfig, params["model"], key="model"), from_dict(TrainConfig, params["train"], key="train")
 
 
-def epochs(bundle: Path, work: Path, smoke: bool) -> dict[str, Any]:
+def epochs(bundle: Path, work: Path, smoke: bool, save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """The default configuration (the bundle's params.yaml): its first epochs timed, beside the same
     run with the real target positions selected (train.loss_positions: real, the CPU's path); then
-    the default profiled."""
+    the default profiled. `save` is called with the figures so far after each step."""
     from dataclasses import replace
 
     data = bundle / "multi30k"
@@ -105,10 +105,15 @@ def epochs(bundle: Path, work: Path, smoke: bool) -> dict[str, Any]:
     # the second run's first epoch, in a process already warmed up by the first, says whether epoch 1's extra
     # time is once per process (kernel loading, allocator growth) or once per run
     selected = replace(run_cfg, loss_positions="real", epochs=1, patience=1)
-    runs = {name: timed_epochs(model_cfg, c, data, work / f"ckpt-{name}")
-            for name, c in (("default", run_cfg), ("selected_positions", selected))}
-    return {"device": device_name(), "torch": torch.__version__, "runs": runs,
-            "profile": profile(model_cfg, replace(run_cfg, max_steps=3 if smoke else 40, epochs=1), data, work)}
+    result: dict[str, Any] = {"device": device_name(), "torch": torch.__version__, "runs": {}}
+    # written after each step: a call cut short at its limit still brings back what was measured
+    result["runs"]["default"] = timed_epochs(model_cfg, run_cfg, data, work / "ckpt-default")
+    save(result)
+    result["profile"] = profile(model_cfg, replace(run_cfg, max_steps=3 if smoke else 40, epochs=1), data, work)
+    save(result)
+    result["runs"]["selected_positions"] = timed_epochs(model_cfg, selected, data, work / "ckpt-selected")
+    save(result)
+    return result
 
 
 def timed_epochs(model_cfg, cfg, data: Path, ckpt: Path) -> dict[str, Any]:
@@ -159,8 +164,10 @@ def pretokenized(tokens_file: Path, raw_file: Path):
     return lambda lines: (table[normalize(line)] for line in lines)
 
 
-def presets(bundle: Path, out: Path, work: Path, smoke: bool, names: list[str]) -> dict[str, Any]:
-    """Each preset trained by the train stage as it is, then scored on the bundle's test set."""
+def presets(bundle: Path, out: Path, work: Path, smoke: bool, names: list[str],
+            save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Each preset trained by the train stage as it is, then scored on the bundle's test set; `save` is
+    called with the figures so far after each training and each score."""
     data = bundle / "multi30k"
     manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
     params = yaml.safe_load((data / "params.yaml").read_text(encoding="utf-8"))
@@ -175,20 +182,25 @@ def presets(bundle: Path, out: Path, work: Path, smoke: bool, names: list[str]) 
         (run_dir / "params.yaml").write_text(yaml.safe_dump(run_params, sort_keys=False), encoding="utf-8")
         model = run_dir / "model.pt"
         started = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "nmt.train.stage", "--params", str(run_dir / "params.yaml"),
-                               "--vocab", str(data / "vocab"), "--tokens", str(data / "tokens"),
-                               "--bin", str(data / "bin"), "--checkpoints", str(run_dir / "checkpoints"),
-                               "--model", str(model), "--reports", str(run_dir / "reports"),
-                               "--train-reports", str(run_dir / "train")], cwd=ROOT, capture_output=True, text=True)
+        stage_log = out / f"{name}.train.log"  # the stage's own log, as it runs (back even if the call is cut)
+        with stage_log.open("w", encoding="utf-8") as err:
+            proc = subprocess.run([sys.executable, "-m", "nmt.train.stage", "--params", str(run_dir / "params.yaml"),
+                                   "--vocab", str(data / "vocab"), "--tokens", str(data / "tokens"),
+                                   "--bin", str(data / "bin"), "--checkpoints", str(run_dir / "checkpoints"),
+                                   "--model", str(model), "--reports", str(run_dir / "reports"),
+                                   "--train-reports", str(run_dir / "train")], cwd=ROOT, stdout=err, stderr=err)
         seconds = time.perf_counter() - started
-        print(proc.stderr[-3000:], flush=True)
+        tail = stage_log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        print("\n".join(tail[-15:]), flush=True)
         entry: dict[str, Any] = {"train_s": seconds, "exit": proc.returncode, "params": preset}
-        if proc.returncode == 0:
-            entry.update(score(model, data, params["evaluate"], manifest["test_set"], out / name, smoke))
-            entry["train"] = json.loads((run_dir / "reports" / "train.json").read_text(encoding="utf-8")).get("stats")
-        else:
-            entry["error"] = proc.stderr.strip().splitlines()[-1:] if proc.stderr.strip() else ["(no output)"]
         results["presets"][name] = entry
+        if proc.returncode == 0:
+            entry["train"] = json.loads((run_dir / "reports" / "train.json").read_text(encoding="utf-8")).get("stats")
+            save(results)
+            entry.update(score(model, data, params["evaluate"], manifest["test_set"], out / name, smoke))
+        else:
+            entry["error"] = tail[-1:] or ["(no output)"]
+        save(results)
     return results
 
 
@@ -245,9 +257,10 @@ def main(argv: list[str] | None = None) -> int:
         write_json(args.out / "gpu_tests.json", {"device": device_name(), "torch": torch.__version__,
                                                  "cuda_tests": cuda_tests(args.out)})
         mfu(args.out, args.smoke)
-        write_json(args.out / "gpu_epochs.json", epochs(args.bundle, args.work, args.smoke))
+        epochs(args.bundle, args.work, args.smoke, lambda r: write_json(args.out / "gpu_epochs.json", r))
     if "b" in args.part:
-        write_json(args.out / "gpu_presets.json", presets(args.bundle, args.out, args.work, args.smoke, args.presets))
+        presets(args.bundle, args.out, args.work, args.smoke, args.presets,
+                lambda r: write_json(args.out / "gpu_presets.json", r))
     return 0
 
 

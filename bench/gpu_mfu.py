@@ -116,6 +116,24 @@ def throughput(cfg: ModelConfig, device: torch.device, sentences: int, length: i
             "flops_per_s": steps * step_flops(cfg, sentences, length, length, vocab) / elapsed}
 
 
+def profiled_step(cfg: ModelConfig, device: torch.device, sentences: int, length: int, vocab: int,
+                  steps: int, top: int = 15) -> list[dict[str, Any]]:
+    """torch.profiler over `steps` eager updates (after two unprofiled): the top operators by device time
+    (CPU time without a GPU), each with its share: where the step's time goes."""
+    from torch.profiler import ProfilerActivity, profile
+
+    cuda = device.type == "cuda"
+    throughput(cfg, device, sentences, length, vocab, steps=1, warmup=1, compiled=False)  # allocator, kernels loaded
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as prof:
+        throughput(cfg, device, sentences, length, vocab, steps=steps, warmup=0, compiled=False)
+    key = "self_device_time_total" if cuda else "self_cpu_time_total"
+    events = sorted((e for e in prof.key_averages() if getattr(e, key, 0) > 0), key=lambda e: -getattr(e, key))
+    total = sum(getattr(e, key) for e in events) or 1.0
+    return [{"name": e.key, "calls": e.count, "self_ms": getattr(e, key) / 1e3, "share": getattr(e, key) / total}
+            for e in events[:top]]
+
+
 def largest_batch(cfg: ModelConfig, device: torch.device, length: int, vocab: int, start: int, limit: int) -> int:
     """The largest target-token batch (doubling from `start`, at most `limit`) whose step fits."""
     fits, tokens = 0, start
@@ -140,7 +158,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=10, help="untimed updates first (compilation among them)")
     p.add_argument("--peak-size", type=int, default=8192, help="matrix size of the peak measurement")
     p.add_argument("--peak-repeats", type=int, default=20)
-    p.add_argument("--largest-limit", type=int, default=1_600_000, help="stop doubling the batch here")
+    p.add_argument("--largest-limit", type=int, default=1_600_000, help="stop doubling the batch here (0: skip)")
+    p.add_argument("--sweep", type=int, nargs="*", default=[50_000, 100_000],
+                   help="more target-token batch sizes timed eager (--steps / 3 updates each)")
+    p.add_argument("--profile-steps", type=int, default=5, help="eager updates profiled (0: no profile)")
     p.add_argument("--smoke", action="store_true", help="a tiny model, a few steps, any device")
     p.add_argument("--out", type=Path, default=None, help="write <out>/gpu_mfu.json (default: bench/results)")
     args = p.parse_args(argv)
@@ -149,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         cfg, args.max_tokens, args.length, args.vocab_size = TINY, 256, 8, 50
         args.steps, args.warmup, args.peak_size, args.peak_repeats, args.largest_limit = 2, 1, 256, 2, 512
+        args.sweep, args.profile_steps = [512], 1
     elif device.type != "cuda":
         raise SystemExit("no CUDA device here: run this on a lent GPU (issue 43), or --smoke to try its steps")
     peak = matmul_peak(device, args.peak_size, args.peak_repeats)
@@ -163,15 +185,27 @@ def main(argv: list[str] | None = None) -> int:
         v["mfu"] = v["flops_per_s"] / peak
         print(f"compile={compiled}: {v['tokens_per_s']:.0f} target tokens/s, MFU {v['mfu']:.1%}", flush=True)
         variants.append(v)
+    sweep = []
+    for tokens in args.sweep:  # does a bigger batch fill the chip? (eager: no compilation per shape)
+        v = throughput(cfg, device, max(1, tokens // args.length), args.length, args.vocab_size,
+                       max(1, args.steps // 3), min(args.warmup, 3), False)
+        v.update(target_tokens=tokens, mfu=v["flops_per_s"] / peak)
+        print(f"eager, {tokens} target tokens: {v['tokens_per_s']:.0f} tokens/s, MFU {v['mfu']:.1%}", flush=True)
+        sweep.append(v)
+    top_ops = profiled_step(cfg, device, sentences, args.length, args.vocab_size, args.profile_steps) \
+        if args.profile_steps else []
+    for row in top_ops[:8]:
+        print(f"  {row['share']:6.1%} {row['self_ms']:9.1f} ms  {row['name'][:70]}", flush=True)
     largest = largest_batch(cfg, device, args.length, args.vocab_size, args.max_tokens, args.largest_limit)
     print(f"largest target-token batch that fits (doubling from {args.max_tokens}): {largest}", flush=True)
     results = {"device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu",
                "torch": torch.__version__, "model": {k: getattr(cfg, k) for k in ("n_layers", "d_model", "n_heads",
                                                                                    "d_ff")},
                "sentences": sentences, "length": args.length, "vocab_size": args.vocab_size, "steps": args.steps,
-               "peak_flops_per_s": peak, "peak_matrix": args.peak_size, "variants": variants,
+               "peak_flops_per_s": peak, "peak_matrix": args.peak_size, "variants": variants, "sweep": sweep,
+               "profile_top": top_ops, "profile_steps": args.profile_steps,
                "largest_batch_tokens": largest, "smoke": args.smoke,
-               "criteria": {"mfu_at_least_0.3": max(v["mfu"] for v in variants) >= 0.3}}
+               "criteria": {"mfu_at_least_0.3": max(v["mfu"] for v in variants + sweep) >= 0.3}}
     out = args.out if args.out is not None else (None if args.smoke else RESULTS)
     if out is not None:
         write_result("gpu_mfu", results, repeats=1, out_dir=out)

@@ -59,12 +59,13 @@ def test_the_bundle_runs_the_device_half_without_the_pipeline_packages(tmp_path:
     device = run(["bench.gpu_device", "--part", "ab", "--smoke", "--bundle", str(bundle), "--out", str(out),
                   "--work", str(work)], env=env)
     assert device.returncode == 0, device.stdout[-3000:] + device.stderr[-3000:]
-    assert "DVCLive is not installed" in device.stdout + device.stderr
+    assert "DVCLive is not installed" in (out / "gpu-base.train.log").read_text()  # the stage's log, as it ran
 
     tests = json.loads((out / "gpu_tests.json").read_text())["cuda_tests"]
     assert tests["tests"] == 6 and tests["failed"] == []  # skipped without CUDA, run on a GPU
     mfu = json.loads((out / "gpu_mfu.json").read_text())["results"]
     assert mfu["smoke"] and mfu["variants"][0]["tokens_per_s"] > 0
+    assert mfu["sweep"][0]["target_tokens"] == 512 and mfu["profile_top"][0]["self_ms"] > 0
     epochs = json.loads((out / "gpu_epochs.json").read_text())
     assert set(epochs["runs"]) == {"default", "selected_positions"}
     assert epochs["runs"]["selected_positions"]["loss_positions"] == "real"
@@ -78,7 +79,7 @@ def test_the_bundle_runs_the_device_half_without_the_pipeline_packages(tmp_path:
     assert len((out / preset["translations"]).read_text().splitlines()) == 16
     assert sorted(p.name for p in out.iterdir() if p.is_file()) == sorted(
         ["cuda_tests.xml", "gpu_tests.json", "gpu_mfu.json", "gpu_epochs.json", "gpu_presets.json",
-         preset["translations"]])  # all come back: at most 8 files, none in folders
+         "gpu-base.train.log", preset["translations"]])  # all come back: at most 8 files, none in folders
     assert not list(out.rglob("*.pt"))
 
     results = tmp_path / "results"
