@@ -4,10 +4,11 @@
 Two parts, each under six minutes on one H100/H200, so both fit one lease on one warm machine:
 
   a  the CUDA tests (tests/train/test_cuda.py), bench/gpu_mfu.py (base model MFU, eager and
-     compiled), and the default configuration's first two epochs: seconds per epoch and per
-     validation (`epoch_s`, `val_s`), then one epoch with the real target positions selected
-     (`train.loss_positions: real`) in the same, warmed-up process, then torch.profiler over the first updates and the first
-     validation (the top operators by device time)              -> cuda_tests.xml, gpu_mfu.json, gpu_epochs.json
+     compiled), and the default configuration's first two epochs, each run in a fresh process:
+     seconds per epoch and per validation (`epoch_s`, `val_s`), torch.profiler over the first updates
+     and the first validation (the top operators by device time), the same two epochs with cuDNN's
+     fused attention allowed, one epoch with the real target positions selected
+     (`train.loss_positions: real`)                             -> cuda_tests.xml, gpu_mfu.json, gpu_epochs.json
   b  the GPU presets (presets/*.yaml): each trained by the train stage as it is
      (`python -m nmt.train.stage`), then scored on the device (sacreBLEU with its signature and
      chrF on the bundle's test set, from its spaCy tokens: the image has no spaCy)
@@ -92,9 +93,12 @@ def _configs(params: dict[str, Any]):
 
 
 def epochs(bundle: Path, work: Path, smoke: bool, save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """The default configuration (the bundle's params.yaml): its first epochs timed, beside the same
-    run with the real target positions selected (train.loss_positions: real, the CPU's path); then
-    the default profiled. `save` is called with the figures so far after each step."""
+    """The default configuration (the bundle's params.yaml with this tree's defaults): its first epochs
+    timed, each run in a fresh process (epoch 1's extra time on the H200 was once per process): the
+    default (cuDNN's fused attention off), its first updates profiled, the same with cuDNN's attention
+    allowed (train.cudnn_attention: true, torch's own pick), and one epoch with the real target positions
+    selected (train.loss_positions: real, the CPU's path). `save` is called with the figures so far
+    after each run: a call cut short at its limit still brings back what was measured."""
     from dataclasses import replace
 
     data = bundle / "multi30k"
@@ -102,18 +106,33 @@ def epochs(bundle: Path, work: Path, smoke: bool, save: Callable[[dict[str, Any]
     model_cfg, cfg = _configs(merged(params, TINY) if smoke else params)
     n_epochs = 1 if smoke else 2
     run_cfg = replace(cfg, epochs=n_epochs, patience=n_epochs, max_steps=None, device="auto")
-    # the second run's first epoch, in a process already warmed up by the first, says whether epoch 1's extra
-    # time is once per process (kernel loading, allocator growth) or once per run
-    selected = replace(run_cfg, loss_positions="real", epochs=1, patience=1)
     result: dict[str, Any] = {"device": device_name(), "torch": torch.__version__, "runs": {}}
-    # written after each step: a call cut short at its limit still brings back what was measured
-    result["runs"]["default"] = timed_epochs(model_cfg, run_cfg, data, work / "ckpt-default")
-    save(result)
-    result["profile"] = profile(model_cfg, replace(run_cfg, max_steps=3 if smoke else 40, epochs=1), data, work)
-    save(result)
-    result["runs"]["selected_positions"] = timed_epochs(model_cfg, selected, data, work / "ckpt-selected")
-    save(result)
+    steps = (("default", timed_epochs, run_cfg),
+             ("profile", profile, replace(run_cfg, max_steps=3 if smoke else 40, epochs=1)),
+             ("cudnn_attention", timed_epochs, replace(run_cfg, cudnn_attention=True)),
+             ("selected_positions", timed_epochs, replace(run_cfg, loss_positions="real", epochs=1, patience=1)))
+    for name, fn, c in steps:
+        figures = fresh_process(fn, model_cfg, c, data, work / f"ckpt-{name}")
+        if name == "profile":
+            result["profile"] = figures
+        else:
+            result["runs"][name] = figures
+        save(result)
     return result
+
+
+def _log_here() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+
+
+def fresh_process(fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+    """fn(*args) in a new Python process (spawned: nothing loaded, no CUDA context, no caches)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_log_here) as pool:
+        return pool.submit(fn, *args).result()
 
 
 def timed_epochs(model_cfg, cfg, data: Path, ckpt: Path) -> dict[str, Any]:
@@ -128,10 +147,11 @@ def timed_epochs(model_cfg, cfg, data: Path, ckpt: Path) -> dict[str, Any]:
     later = [e["epoch_s"] for e in per_epoch[1:]]
     return {"epochs": per_epoch, "seconds_total": time.perf_counter() - started,
             "loss_positions": cfg.loss_positions, "pad_multiple": cfg.pad_multiple,
+            "cudnn_attention": cfg.cudnn_attention,
             "epoch1_over_later": per_epoch[0]["epoch_s"] / (sum(later) / len(later)) if later else None}
 
 
-def profile(model_cfg, cfg, data: Path, work: Path, top: int = 20) -> dict[str, Any]:
+def profile(model_cfg, cfg, data: Path, ckpt: Path, top: int = 20) -> dict[str, Any]:
     """torch.profiler over a fresh run's first updates and its validation: top operators by device
     (CUDA) or CPU self time, and the share the top ones take."""
     from torch.profiler import ProfilerActivity
@@ -140,10 +160,10 @@ def profile(model_cfg, cfg, data: Path, work: Path, top: int = 20) -> dict[str, 
     from nmt.train.loop import train
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
-    shutil.rmtree(work / "ckpt-profile", ignore_errors=True)
+    shutil.rmtree(ckpt, ignore_errors=True)
     started = time.perf_counter()
     with torch_profile(activities=activities) as prof:
-        train(model_cfg, cfg, data / "vocab", data / "tokens", work / "ckpt-profile", bin_dir=data / "bin")
+        train(model_cfg, cfg, data / "vocab", data / "tokens", ckpt, bin_dir=data / "bin")
     wall = time.perf_counter() - started
     key = "self_device_time_total" if torch.cuda.is_available() else "self_cpu_time_total"
     events = [e for e in prof.key_averages() if getattr(e, key, 0) > 0]
@@ -247,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--presets", nargs="*", default=["gpu-base"], help="presets/<name>.yaml to train in part b")
     p.add_argument("--smoke", action="store_true", help="tiny model, a few updates, any device")
     args = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    _log_here()
     if not args.smoke and not torch.cuda.is_available():
         raise SystemExit("gpu_device: no CUDA device here; run it on a lent GPU, or with --smoke")
     if not (args.bundle / "manifest.json").is_file():

@@ -46,7 +46,7 @@ from nmt.train.loss import LabelSmoothingKL
 from nmt.train.monitor import greedy_bleu, validation_loss
 from nmt.train.resume import Progress, restore, resume_conflict, state_dict
 from nmt.train.schedule import build_optimizer
-from nmt.train.run import Run
+from nmt.train.run import Run, attention_kernels
 from nmt.train.step import Pending, check_losses, guarded_update
 from nmt.train.stop import GracefulStop
 
@@ -72,7 +72,7 @@ def train(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
 
     Call `nmt.train.distributed.shutdown()` after the last collective operation of a distributed run."""
     run, prog = setup(model_cfg, cfg, vocab_dir, tokens_dir, ckpt_dir, live_dir, bin_dir)
-    with GracefulStop() as stop:
+    with GracefulStop() as stop, attention_kernels(run.device, cfg.cudnn_attention):
         while prog.epoch < cfg.epochs and not _reached(cfg, prog):
             epoch = epoch_batches(run, prog)
             seconds = run_epoch(run, prog, epoch, stop)

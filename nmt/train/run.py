@@ -3,6 +3,7 @@ the loop and by the update step (`nmt.train.step`)."""
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,3 +42,14 @@ class Run:
     lazy_checks: bool  # losses read back at log points, not after every update (an accelerator: no waiting on it)
     all_positions: bool  # every target position reaches the output layer, padding masked in the loss
     live: Any  # DVCLive logger (rank 0 with a live_dir), else None
+
+
+def attention_kernels(device: torch.device, cudnn: bool) -> AbstractContextManager[Any]:
+    """The scaled-dot-product attention kernels a run may use (`train.cudnn_attention`): on CUDA without
+    cuDNN's fused attention unless asked for (flash, memory-efficient, then the math fallback); elsewhere,
+    and with `cudnn`, torch's own choice."""
+    if device.type != "cuda" or cudnn:
+        return nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])

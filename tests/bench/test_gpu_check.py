@@ -62,12 +62,13 @@ def test_the_bundle_runs_the_device_half_without_the_pipeline_packages(tmp_path:
     assert "DVCLive is not installed" in (out / "gpu-base.train.log").read_text()  # the stage's log, as it ran
 
     tests = json.loads((out / "gpu_tests.json").read_text())["cuda_tests"]
-    assert tests["tests"] == 6 and tests["failed"] == []  # skipped without CUDA, run on a GPU
+    assert tests["tests"] == 7 and tests["failed"] == []  # skipped without CUDA, run on a GPU
     mfu = json.loads((out / "gpu_mfu.json").read_text())["results"]
     assert mfu["smoke"] and mfu["variants"][0]["tokens_per_s"] > 0
     assert mfu["sweep"][0]["target_tokens"] == 512 and mfu["profile_top"][0]["self_ms"] > 0
     epochs = json.loads((out / "gpu_epochs.json").read_text())
-    assert set(epochs["runs"]) == {"default", "selected_positions"}
+    assert set(epochs["runs"]) == {"default", "cudnn_attention", "selected_positions"}
+    assert epochs["runs"]["cudnn_attention"]["cudnn_attention"] and not epochs["runs"]["default"]["cudnn_attention"]
     assert epochs["runs"]["selected_positions"]["loss_positions"] == "real"
     for run_ in epochs["runs"].values():
         (first,) = run_["epochs"]

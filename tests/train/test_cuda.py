@@ -85,7 +85,10 @@ def test_attention_runs_on_the_fused_kernels_never_the_math_fallback() -> None:
 def test_torch_compile_trains_and_learns_what_eager_learns(corpus, tmp_path: Path, caplog) -> None:
     """20 updates each, whatever validation says: the update count, not early stopping on the tiny
     corpus, ends both runs (patience and epochs past what 20 updates take). The compiled run's
-    log stays readable: none of torch's own debug records (its structured trace) in it."""
+    log stays readable: none of torch's own debug records (its structured trace) in it. Learning is
+    compared by validation loss epoch by epoch, not weight by weight: Adam's steps are normalised per
+    element, so bf16 rounding differences move single weights by up to 0.08 in 20 updates (H200,
+    2026-11-27) while the validation losses agreed within 0.011."""
     tokens, vocab = corpus
     fixed = {"max_steps": 20, "epochs": 100, "patience": 100, "device": "cuda"}
     eager, eager_prog = train(TINY_MODEL, tiny_train(**fixed), vocab, tokens, tmp_path / "eager")
@@ -93,10 +96,25 @@ def test_torch_compile_trains_and_learns_what_eager_learns(corpus, tmp_path: Pat
     compiled, prog = train(TINY_MODEL, tiny_train(**fixed, compile=True), vocab, tokens, tmp_path / "compiled")
     assert eager_prog.step == prog.step == 20
     assert not [r for r in caplog.records if r.name.startswith("torch") and r.levelno < logging.INFO]
-    a, b = weights(eager), weights(compiled)
-    assert a.keys() == b.keys()  # the checkpoint holds the model's own names, not torch.compile's
-    for key in a:
-        assert torch.allclose(a[key].float(), b[key].float(), atol=5e-2), key
+    assert weights(eager).keys() == weights(compiled).keys()  # the model's own names, not torch.compile's
+    eager_val = [h["val_loss"] for h in eager_prog.history if "val_loss" in h]
+    compiled_val = [h["val_loss"] for h in prog.history if "val_loss" in h]
+    assert len(eager_val) == len(compiled_val) >= 3
+    assert max(abs(a - b) for a, b in zip(eager_val, compiled_val)) < 0.05, (eager_val, compiled_val)
+    assert compiled_val[-1] < compiled_val[0]  # and it learns
+
+
+def test_training_keeps_off_cudnn_attention_unless_asked(corpus, tmp_path: Path) -> None:
+    """train.cudnn_attention: false (the default) keeps torch from cuDNN's fused attention, which
+    plans each new batch shape (tests/train/test_attention_kernels.py: true leaves torch's pick)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    tokens, vocab = corpus
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        train(TINY_MODEL, tiny_train(max_steps=3, device="cuda"), vocab, tokens, tmp_path / "run")
+    kernels = {e.key for e in prof.key_averages()}
+    assert not [k for k in kernels if "cudnn_attention" in k]
+    assert [k for k in kernels if "flash_attention" in k or "efficient_attention" in k]
 
 
 def test_running_out_of_gpu_memory_names_the_setting_to_lower(tmp_path: Path) -> None:
