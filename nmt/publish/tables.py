@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nmt.publish import benches, corpora, general, hosts, lifecycle, markup, reports, serving
+from nmt.publish import benches, corpora, general, gpu, hosts, lifecycle, markup, reports, serving
 from nmt.publish.sources import Sources
 
 BLOCKS: dict[str, Callable[[Sources], str]] = {
@@ -40,6 +40,7 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "drift-report": lifecycle.drift_report,
     "tested-hosts": hosts.tested_hosts,
     "tested-hosts-summary": hosts.tested_hosts_summary,
+    "gpu-check": gpu.gpu_check,
 }
 
 # The general configuration's blocks: rendered by general/dvc.yaml's publish stage (`--general`) only,
