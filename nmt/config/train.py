@@ -39,8 +39,8 @@ class TrainConfig:
     # real: only non-pad ones (least work; selecting them waits on the device); all: every position, padding
     # masked in the loss (fixed shapes, no host synchronisation); auto: real on a CPU, all on CUDA
     cudnn_attention: bool = False  # let torch pick cuDNN's fused attention on CUDA (its first pick on Hopper). Off:
-    # flash / memory-efficient kernels, built ahead; suspected of epoch 1's extra time on the H200 (5.5x a later
-    # epoch): cuDNN makes an execution plan for each new batch shape (bench/gpu_device.py measures both)
+    # flash / memory-efficient kernels, built ahead; cuDNN makes an execution plan for each new batch shape, the
+    # suspect for a first epoch several times a later one on an H200 (bench/gpu_device.py measures both)
     precision: Literal["auto", "fp32", "bf16"] = "auto"  # bf16 autocast, fp32 weights; auto: on CUDA and on CPUs
     # with native bf16 matmuls (AVX512-BF16 / AMX: ~2x the fp32 step), fp32 elsewhere
     num_threads: int = 0  # CPU threads for torch (0: all cores)

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from nmt.runtime.translator import OnnxTranslator
-from nmt.serve.batcher import SWITCH_INTERVAL_S
+from nmt.serve.batcher import SWITCH_INTERVAL_ONE_S, SWITCH_INTERVAL_S
 from nmt.serve.decoding import translate_sentences
 from support.onnx import sentences
 from support.serve import TOKEN, ThreadServer, ask, config, post
@@ -124,6 +124,18 @@ def test_decoders_side_by_side_take_short_turns_at_the_gil_and_give_the_default_
     with ThreadPoolExecutor(8) as pool:
         got = list(pool.map(lambda line: post(server.url, json=ask(line)).json()["translatedText"], lines))
     assert got == offline(lines)
+    server.close()
+    assert sys.getswitchinterval() == before
+
+
+def test_one_decoder_still_shortens_the_gil_turns_for_the_loop_and_gives_them_back(start) -> None:
+    """One decoder: the text, document and alignment threads still run Python beside the event loop,
+    so the interval is lowered to SWITCH_INTERVAL_ONE_S (a /livez waits on the GIL at most a few
+    turns), then Python's own again."""
+    before = sys.getswitchinterval()
+    assert before > SWITCH_INTERVAL_ONE_S > SWITCH_INTERVAL_S
+    server = start(decoders=1)
+    assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_ONE_S)
     server.close()
     assert sys.getswitchinterval() == before
 
