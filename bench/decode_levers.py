@@ -12,7 +12,7 @@ Levers:
 - `no-skip-layer-norm-fusion`: ONNX Runtime's SkipLayerNormFusion left out on the CPU
   (`nmt.runtime.session.CPU_DISABLED_OPTIMIZERS`); without the lever, the fusion runs.
 
-    python bench/decode_levers.py [--sentences 1000] [--repeats 2]
+    python -m bench.decode_levers [--sentences 1000] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -28,11 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common.record import RESULTS, write_result
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.record import RESULTS, write_result  # noqa: E402
-
 MODES = {"greedy": (1, 1.0), "beam4": (4, 1.0), "shipped": (16, 2.2)}  # beam size, length penalty
 LEVERS = {"no-skip-layer-norm-fusion": {"CPU_DISABLED_OPTIMIZERS": ()}}  # session.py settings without the lever
 
@@ -61,8 +59,8 @@ def child(spec: dict[str, Any]) -> None:
 
 
 def run_cell(spec: dict[str, Any]) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True, text=True,
-                          cwd=ROOT)
+    proc = subprocess.run([sys.executable, "-m", "bench.decode_levers", "--child", json.dumps(spec)],
+                          capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
         raise SystemExit(f"cell {spec} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -23,7 +23,7 @@ ONNX fp32 cell must give 100% of torch's lines, an int8 or CTranslate2 cell a sa
 `export.max_ct2_bleu_gap` of torch's (CTranslate2's length penalty differs from ours); a cell
 that fails is marked and the bench exits non-zero. Results: `bench/results/decode_peers.json`.
 
-    python bench/decode_peers.py [--sentences 1000] [--repeats 2] [--modes greedy beam4 shipped]
+    python -m bench.decode_peers [--sentences 1000] [--repeats 2] [--modes greedy beam4 shipped]
 """
 
 from __future__ import annotations
@@ -38,11 +38,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common.record import RESULTS, write_result
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.record import RESULTS, write_result  # noqa: E402
-
 BATCH = 64
 # layout name -> (intra threads, decoders side by side: CTranslate2's inter_threads, our runtime's workers)
 LAYOUTS = {"1 thread": (1, 1), "2 threads": (2, 1), "2 x 1 thread": (1, 2)}
@@ -112,8 +110,8 @@ def measure(engine: str, precision: str, layout: str, mode: dict[str, Any], sour
             "inter": 1 if engine == "torch" else inter, "input": str(tmp / "in.json"), "output": str(tmp / "out.json"),
             "model": str({"torch": args.model, "onnx": args.onnx, "ct2": args.ct2}[engine])}
     (tmp / "in.json").write_text(json.dumps(sources), encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(spec)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True,
+    proc = subprocess.Popen([sys.executable, "-m", "bench.decode_peers", "--child", json.dumps(spec)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "OMP_NUM_THREADS": str(threads), **(env or {})})
     if proc.stdout.readline().strip() != "ready":
         raise SystemExit(f"{engine} {precision} {layout}: the child failed to start (see its error above)")

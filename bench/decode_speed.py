@@ -15,7 +15,7 @@ one of the same search. The same is then measured on the "long" subset: the sent
 cached greedy output has `--long-min` (20) or more symbols (BPE pieces, i.e. decoder steps),
 where recomputing the prefix costs most.
 
-    python bench/decode_speed.py [--sentences 300] [--batch-size 64] [--repeats 3]
+    python -m bench.decode_speed [--sentences 300] [--batch-size 64] [--repeats 3]
 
 Results (`bench/results/decode_speed.json`, key `results`):
 - `model`, `split`, `threads` (torch intra-op), `batch_size`, `beam_size`, `alpha`, `max_extra`,
@@ -32,7 +32,6 @@ Results (`bench/results/decode_speed.json`, key `results`):
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,15 +40,13 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from bench.common.record import RESULTS, write_result
+from nmt.decode.backend import beam_search, greedy
+from nmt.model import checkpoint
+from nmt.model.transformer import Transformer
+from nmt.train.batching import Pair, collate, load_pairs
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.record import RESULTS, write_result  # noqa: E402
-from nmt.decode.backend import beam_search, greedy  # noqa: E402
-from nmt.model import checkpoint  # noqa: E402
-from nmt.model.transformer import Transformer  # noqa: E402
-from nmt.train.batching import Pair, collate, load_pairs  # noqa: E402
-
 Decode = Callable[[Tensor], list[list[int]]]
 BASELINES = ("no_cache", "no_cache_all_positions")  # variant name suffixes of the uncached searches
 

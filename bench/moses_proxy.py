@@ -14,7 +14,7 @@ few updates is too noisy to rank by). Each variant runs the pipeline's own stage
 scratch folder; the download stage's output is reused from data/general/raw. Written to
 bench/results/moses_proxy.json.
 
-    python bench/moses_proxy.py [--updates 2000] [--raw data/general/raw]
+    python -m bench.moses_proxy [--updates 2000] [--raw data/general/raw]
 """
 
 from __future__ import annotations
@@ -31,11 +31,9 @@ from typing import Any
 
 import yaml
 
+from bench.common.record import write_result
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.record import write_result  # noqa: E402
-
 VARIANTS = ("detokenized", "as published", "filtered")
 STAGES = [
     "python -m nmt.data.validate --params params.yaml --raw {raw} --out validated --reports reports",

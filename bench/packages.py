@@ -9,7 +9,7 @@ package: the cost of the model itself). Each measurement decodes once untimed, t
 `--repeats` times; the best time counts. Packages and sets take turns, so a slow spell of the
 machine does not fall on one package.
 
-    python bench/packages.py [--sentences 300] [--repeats 2]
+    python -m bench.packages [--sentences 300] [--repeats 2]
 
 Results (`bench/results/packages.json`, key `results`): `decoding` (what the two searches are)
 and `rows`: per package, set and search {package, direction, input, search, beam_size,
@@ -25,13 +25,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common.record import RESULTS, write_result
+from nmt.files.lines import read_lines
+from nmt.runtime.translator import OnnxTranslator
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.record import RESULTS, write_result  # noqa: E402
-from nmt.files.lines import read_lines  # noqa: E402
-from nmt.runtime.translator import OnnxTranslator  # noqa: E402
-
 PACKAGES = ("models/onnx", "models/general/de-en/onnx", "models/general/en-de/onnx")
 SETS = ("test_2016_flickr", "newstest2014", "tatoeba_test")
 

@@ -11,7 +11,7 @@ schedule fits `--budget-min` (90). After so few updates a bigger model's dev los
 what it reaches later; the projection says whether it could get there in time. Written to
 bench/results/pilots.json.
 
-    python bench/pilots.py [--updates 1500] [--budget-min 90]
+    python -m bench.pilots [--updates 1500] [--budget-min 90]
 """
 
 from __future__ import annotations
@@ -28,11 +28,9 @@ from typing import Any
 
 import yaml
 
+from bench.common.record import write_result
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.record import write_result  # noqa: E402
-
 CANDIDATES = {  # name: model section overrides (Vaswani et al. 2017, Table 3: base 6 / 512 / 8 / 2048)
     "3x256": {"n_layers": 3, "d_model": 256, "n_heads": 8, "d_ff": 1024},
     "6x256": {"n_layers": 6, "d_model": 256, "n_heads": 8, "d_ff": 1024},

@@ -13,7 +13,7 @@ and the train stage as measured, plus the remaining updates of a full run at the
 train run cut to 1 update: (t(N) - t(1)) / (N - 1). The stages after train (evaluate,
 export, ctranslate2, publish) did not change with issue 29 and are not run.
 
-    python bench/repro_compare.py --against e14e234^ [--updates 300] [--repeats 2]
+    python -m bench.repro_compare --against e14e234^ [--updates 300] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -31,11 +31,9 @@ from typing import Any
 
 import yaml
 
+from bench.common.record import RESULTS, write_result
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.record import RESULTS, write_result  # noqa: E402
-
 FULL_UPDATES = 10860  # updates of the committed Multi30k run (20 epochs; reports/train/live)
 
 

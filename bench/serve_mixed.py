@@ -1,10 +1,10 @@
 """`nmt serve` with both directions in one process, under mixed traffic (issue 40, item 1).
 
 Loopback only, bounded in requests and time; the client, server process and steps are
-`bench/serve_load.py`'s. The offline baseline first: each package alone in this process
-(batch 32, random order, the server's path for a batch), whose rates give the offline rate of
-a mix (a share f of German->English sentences costs f / r_de-en + (1 - f) / r_en-de seconds a
-sentence). Then:
+bench/serve_load.py's (`bench/common/load.py`, `bench/common/server.py`). The offline baseline
+first: each package alone in this process (batch 32, random order, the server's path for a
+batch), whose rates give the offline rate of a mix (a share f of German->English sentences costs
+f / r_de-en + (1 - f) / r_en-de seconds a sentence). Then:
 
 - **shared**: one server with both packages (one queue, each batch one direction's: the
   design shipped), at 1 client and 32 clients for half-and-half and 90/10 traffic, a run where
@@ -18,7 +18,7 @@ sentence). Then:
 Issue 30's criteria are computed for the shared server (ratios against this run's offline rates,
 reported, not asserted), and the two designs compared at 32 clients.
 
-    python bench/serve_mixed.py [--models models/general/de-en/onnx models/general/en-de/onnx] [--smoke]
+    python -m bench.serve_mixed [--models models/general/de-en/onnx models/general/en-de/onnx] [--smoke]
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.common.load import Connection, Step, closed_loop, open_loop, parity, pct, under_32
+from bench.common.record import RESULTS, write_result
+from bench.common.server import Server
 
-from bench.record import RESULTS, write_result  # noqa: E402
-from bench.serve_load import Connection, Server, Step, closed_loop, open_loop, parity, pct, under_32  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 Line = tuple[str, str, str]  # text, source language, target language ("auto": detect it)
 

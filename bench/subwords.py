@@ -19,7 +19,7 @@ stage numericalises; sentencepiece's `encode` of the space-joined tokens. senten
 with `--threads` threads (default 1; ours is single-threaded Python). Each time is the best of
 `--repeats` runs. Needs `dvc repro tokenize` first and `pip install ".[bench]"` (sentencepiece).
 
-    python bench/subwords.py [--merges N] [--repeats 3]
+    python -m bench.subwords [--merges N] [--repeats 3]
 
 Results (`bench/results/subwords.json`, key `results`):
 - `merges`: our BPE merges learned; `merges_requested`: params.yaml vocab.bpe_merges unless --merges
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -46,18 +45,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench.common.record import RESULTS, write_result
+from nmt.config.loader import load_sections
+from nmt.data.vocab import VocabParams, build_vocabularies
+from nmt.files.lines import split_file
+from nmt.text.subword import BPE
+from nmt.text.tokenizer import SUFFIX, read_tokenized
+from nmt.text.vocab import SPECIALS, UNK_ID, Vocabulary
+from nmt.text.vocabularies import Vocabularies
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.record import RESULTS, write_result  # noqa: E402
-from nmt.config.loader import load_sections  # noqa: E402
-from nmt.data.vocab import VocabParams, build_vocabularies  # noqa: E402
-from nmt.files.lines import split_file  # noqa: E402
-from nmt.text.subword import BPE  # noqa: E402
-from nmt.text.tokenizer import SUFFIX, read_tokenized  # noqa: E402
-from nmt.text.vocab import SPECIALS, UNK_ID, Vocabulary  # noqa: E402
-from nmt.text.vocabularies import Vocabularies  # noqa: E402
-
 Sentences = dict[str, list[list[str]]]  # language -> token lists
 
 

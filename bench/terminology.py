@@ -27,7 +27,7 @@ its target or one of its forms as whole words, any case) without and with the gl
 >= 95% with), sacreBLEU of both on the same pairs (criterion: with not more than 0.5 below), the
 counts, the time of both runs.
 
-    python bench/terminology.py [--model models/general/de-en/onnx] [--data data/general/validated]
+    python -m bench.terminology [--model models/general/de-en/onnx] [--data data/general/validated]
                                 [--split test_2016_flickr newstest2016] [--sentences 500] [--smoke]
 """
 
@@ -42,11 +42,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common.record import RESULTS, write_result
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.record import RESULTS, write_result  # noqa: E402
-
 LEXICON = Path("/usr/share/trans/de-en")
 BATCH = 64
 SUFFIXES = {"de": ("n", "en", "e", "s", "es", "er"), "en": ("s", "es")}
@@ -154,8 +152,8 @@ def write_glossary(path: Path, glossary: dict[str, tuple[str, str]], forms: dict
 def translate_texts(translator: Any, splitter: Any, texts: list[str], glossary: Any = None) -> list[str]:
     """Texts translated as the server's text path does (with the glossary's terms swapped, if any)."""
     from nmt.serve.decoding import translate_sentences
-    from nmt.serve.termswap import mask_terms
     from nmt.serve.spans import mask
+    from nmt.serve.termswap import mask_terms
 
     segmented = [splitter.split(t) for t in texts]
     masked = [mask_terms(s, glossary) if glossary is not None else mask(s) for seg in segmented for s in seg.sentences]

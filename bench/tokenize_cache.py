@@ -11,7 +11,7 @@ Each run writes its tokenized files to its own folder. The bench fails unless th
 the cache for every shard, the cold run for none, and every warm file is byte-for-byte the cold
 file of the same repeat.
 
-    NMT_DATA_MIRROR=../shared/data/multi30k python bench/tokenize_cache.py [--repeats 3]
+    NMT_DATA_MIRROR=../shared/data/multi30k python -m bench.tokenize_cache [--repeats 3]
 
 Results (`bench/results/tokenize_cache.json`, key `results`):
 - `corpus`, `files` (split.lang names), `sentences` (total input lines; per file cap with
@@ -32,11 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.common.record import RESULTS, write_result
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.record import RESULTS, write_result  # noqa: E402
-
 def timed_run(params: Path, validated: Path, cache: Path, out: Path) -> tuple[float, dict[str, int]]:
     """The tokenize stage as dvc.yaml runs it, in a fresh interpreter (spaCy imported as a first
     run pays): (wall seconds, the gate report's cache counts: shards hit and missed)."""

@@ -25,7 +25,7 @@ from data/tokens + data/vocab (run `dvc repro vocab` first), with the same Adam 
 `--steps` timed updates after `--warmup` untimed ones. The variants take turns, `--rounds` times,
 and each keeps its best round (a 2-core machine swings by 15% from one round to the next).
 
-    python bench/train_throughput.py [--steps 60 --rounds 3]
+    python -m bench.train_throughput [--steps 60 --rounds 3]
 
 Results (`bench/results/train_throughput.json`, key `results`):
 - `device`, `threads`: where the steps ran (torch device, torch intra-op threads);
@@ -56,21 +56,19 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
+from bench.common.peer_models import MODELS, PEERS, build
+from bench.common.record import RESULTS, write_result
+from nmt.config.loader import load_sections
+from nmt.config.model import ModelConfig
+from nmt.config.train import TrainConfig
+from nmt.model.transformer import Transformer, build_model
+from nmt.text.vocab import PAD_ID
+from nmt.text.vocabularies import Vocabularies, load_vocabularies
+from nmt.train.batching import Batch, Pair, collate, load_pairs, make_batches
+from nmt.train.loop import use_bf16
+from nmt.train.schedule import build_optimizer
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.peer_models import MODELS, PEERS, build  # noqa: E402
-from bench.record import RESULTS, write_result  # noqa: E402
-from nmt.config.loader import load_sections  # noqa: E402
-from nmt.config.model import ModelConfig  # noqa: E402
-from nmt.config.train import TrainConfig  # noqa: E402
-from nmt.model.transformer import Transformer, build_model  # noqa: E402
-from nmt.text.vocab import PAD_ID  # noqa: E402
-from nmt.text.vocabularies import Vocabularies, load_vocabularies  # noqa: E402
-from nmt.train.batching import Batch, Pair, collate, load_pairs, make_batches  # noqa: E402
-from nmt.train.loop import use_bf16  # noqa: E402
-from nmt.train.schedule import build_optimizer  # noqa: E402
-
 PRECISIONS = ("fp32", "bf16")
 TOLERANCE = 1e-4  # relative difference allowed in the agreement check (fp32 summation order: ~1e-6)
 
@@ -231,7 +229,7 @@ def main() -> None:
     rounds: dict[str, list[dict]] = {name: [] for name in names}
     for _ in range(args.rounds):
         for name in names:
-            out = subprocess.run([sys.executable, __file__, *sys.argv[1:], "--variant", name],
+            out = subprocess.run([sys.executable, "-m", "bench.train_throughput", *sys.argv[1:], "--variant", name],
                                  check=True, capture_output=True, text=True).stdout
             rounds[name].append(json.loads(out.strip().splitlines()[-1]))
     variants = {}

@@ -1,4 +1,4 @@
-"""bench/train_throughput.py and bench/peer_models.py: the peers compute our training step (same loss,
+"""bench/train_throughput.py and bench/common/peer_models.py: the peers compute our training step (same loss,
 same gradient) from a copy of our weights, with our dropout settings, so the bench's speed ratios
 compare like with like."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bench.peer_models import PEERS, DenseLabelSmoothing, ManualAttention, TorchTransformer, build
+from bench.common.peer_models import PEERS, DenseLabelSmoothing, ManualAttention, TorchTransformer, build
 from bench.train_throughput import TOLERANCE, agreement, disagreements
 from nmt.config.model import ModelConfig
 from nmt.model.transformer import Transformer

@@ -1,4 +1,4 @@
-"""Slowloris for the load bench: connections held open that never finish a request head.
+"""Slowloris for bench/serve_load.py: connections held open that never finish a request head.
 
 `hold_heads(port, held, wait_s)` opens `held` connections to 127.0.0.1:`port` (half send the start
 of a request head and stop, half send nothing), holds them while the caller's ordinary clients
@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-HOST = "127.0.0.1"
+from bench.common.server import HOST
+
 PARTIAL_HEAD = b"GET /livez HTTP/1.1\r\nHost: x\r\nX-Slow: "
 
 
