@@ -115,7 +115,7 @@ def test_a_retrain_changes_the_pages_through_the_stage_and_the_check_stays_green
 
 
 @pytest.mark.parametrize("damage, message", [
-    ("missing", "decode_peers.json: not found; run `python bench/decode_peers.py`"),
+    ("missing", "decode_peers.json: not found; run `python -m bench.decode_peers`"),
     ("malformed", "block 'results': its source lacks 'beam_size'; re-run what writes it"),
 ])
 def test_a_bad_source_fails_the_stage_and_changes_no_page(site: Path, capsys: pytest.CaptureFixture[str],
@@ -172,5 +172,5 @@ def test_a_block_without_a_renderer_is_named(tmp_path: Path) -> None:
 
 
 def test_a_missing_bench_result_says_how_to_make_it(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match=r"decode_peers\.json: not found; run `python bench/decode_peers\.py`"):
+    with pytest.raises(DataError, match=r"decode_peers\.json: not found; run `python -m bench\.decode_peers`"):
         benches.decode_peers(Sources(tmp_path, tmp_path))

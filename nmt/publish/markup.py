@@ -14,7 +14,7 @@ def _share(value: float | None) -> str:
 
 def markup(s: Sources) -> str:
     if not (s.bench / "markup.json").is_file():
-        return not_yet("markup", "python bench/markup.py --model models/general/de-en/onnx")
+        return not_yet("markup", "python -m bench.markup --model models/general/de-en/onnx")
     r = s.result("markup")
     res = r["results"]
 
@@ -43,7 +43,7 @@ def markup(s: Sources) -> str:
 
 def terminology(s: Sources) -> str:
     if not (s.bench / "terminology.json").is_file():
-        return not_yet("terminology", "python bench/terminology.py --model models/general/de-en/onnx")
+        return not_yet("terminology", "python -m bench.terminology --model models/general/de-en/onnx")
     r = s.result("terminology")
     res = r["results"]
     rows = [[f"`{split}`" if split else "all", str(x["sentences"]), str(x["term_occurrences"]),

@@ -21,7 +21,7 @@ def _ms(value: Any) -> str:
 
 def serve_load(s: Sources) -> str:
     if not (s.bench / f"{NAME}.json").is_file():
-        return not_yet(NAME, "python bench/serve_load.py")
+        return not_yet(NAME, "python -m bench.serve_load")
     r = s.result(NAME)
     res = r["results"]
     off = res["offline"]
@@ -84,7 +84,7 @@ def serve_mixed(s: Sources) -> str:
     """Both directions in one server under mixed traffic, and one server per direction beside it."""
     name = "serve_mixed"
     if not (s.bench / f"{name}.json").is_file():
-        return not_yet(name, "python bench/serve_mixed.py")
+        return not_yet(name, "python -m bench.serve_mixed")
     r = s.result(name)
     res, c = r["results"], r["results"]["criteria"]
     off = ", ".join(f"{d} {o['batch32_random_sentences_per_s']:.1f} sentences/s (beam {o['beam_size']})"
@@ -126,7 +126,7 @@ def confidence(s: Sources) -> str:
     """How the per-translation confidence relates to sentence-level chrF on a dev set."""
     name = "confidence"
     if not (s.bench / f"{name}.json").is_file():
-        return not_yet(name, "python bench/confidence.py")
+        return not_yet(name, "python -m bench.confidence")
     r = s.result(name)
     parts = []
     for d in r["results"]["directions"]:

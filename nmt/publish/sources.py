@@ -21,7 +21,7 @@ class Sources:
     """The folders the figures come from (dvc.yaml passes them to the publish stage)."""
 
     reports: Path  # reports/: metrics.json, export.json, ctranslate2.json, validation/*.json
-    bench: Path  # bench/results/: one JSON file per bench (bench/record.py)
+    bench: Path  # bench/results/: one JSON file per bench (bench/common/record.py)
 
     def _read(self, path: Path, remedy: str) -> Any:
         try:
@@ -37,7 +37,7 @@ class Sources:
 
     def result(self, name: str) -> Any:
         """`bench/results/<name>.json`, written by `bench/<name>.py`."""
-        return self._read(self.bench / f"{name}.json", f"run `python bench/{name}.py` (or `make bench`)")
+        return self._read(self.bench / f"{name}.json", f"run `python -m bench.{name}` (or `make bench`)")
 
 
 def table(header: list[str], rows: list[list[Any]], align: str) -> str:

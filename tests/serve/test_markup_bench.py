@@ -44,9 +44,10 @@ def test_the_smoke_bench_runs_every_step_on_the_test_package(package: Path, tmp_
     lines = sentences(40, seed=5)
     for lang in ("de", "en"):
         (data / f"test_2016_flickr.{lang}").write_text("\n".join(lines) + "\n")
-    run = subprocess.run([sys.executable, str(ROOT / "bench" / "markup.py"), "--smoke", "--model", str(package),
+    run = subprocess.run([sys.executable, "-m", "bench.markup", "--smoke", "--model", str(package),
                           "--data", str(data), "--split", "test_2016_flickr", "--out", str(tmp_path)],
-                         capture_output=True, text=True, timeout=600, env={**os.environ, "TMPDIR": str(tmp_path)})
+                         cwd=ROOT, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "TMPDIR": str(tmp_path)})
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     result = json.loads((tmp_path / "markup.json").read_text())
     res = result["results"]

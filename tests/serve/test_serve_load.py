@@ -25,9 +25,10 @@ def test_the_smoke_load_test_batches_and_loses_nothing(package: Path, tmp_path: 
     lines = sentences(200, seed=7)
     for lang in ("de", "en"):
         (data / f"test.{lang}").write_text("\n".join(lines) + "\n")
-    run = subprocess.run([sys.executable, str(ROOT / "bench" / "serve_load.py"), "--smoke", "--model", str(package),
+    run = subprocess.run([sys.executable, "-m", "bench.serve_load", "--smoke", "--model", str(package),
                           "--data", str(data), "--split", "test", "--threads", "1", "--out", str(tmp_path)],
-                         capture_output=True, text=True, timeout=600, env={**os.environ, "TMPDIR": str(tmp_path)})
+                         cwd=ROOT, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "TMPDIR": str(tmp_path)})
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     result = json.loads((tmp_path / "serve.json").read_text())
     assert result["bench"] == "serve" and result["results"]["smoke"] is True
@@ -59,9 +60,10 @@ def test_the_mixed_direction_smoke_run_routes_both_ways_and_loses_nothing(packag
         with gzip.open(mirror / f"test_2016_flickr.{lang}.gz", "rt", encoding="utf-8") as f:
             (data / f"test.{lang}").write_text("".join(next(f) for _ in range(40)))
     en_de = reversed_package(package, tmp_path / "en-de")
-    run = subprocess.run([sys.executable, str(ROOT / "bench" / "serve_mixed.py"), "--smoke", "--models", str(package),
+    run = subprocess.run([sys.executable, "-m", "bench.serve_mixed", "--smoke", "--models", str(package),
                           str(en_de), "--data", str(data), "--split", "test", "--threads", "1", "--out", str(tmp_path)],
-                         capture_output=True, text=True, timeout=600, env={**os.environ, "TMPDIR": str(tmp_path)})
+                         cwd=ROOT, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "TMPDIR": str(tmp_path)})
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     res = json.loads((tmp_path / "serve_mixed.json").read_text())["results"]
     c = res["criteria"]

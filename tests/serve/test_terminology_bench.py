@@ -60,10 +60,11 @@ def test_the_smoke_bench_runs_every_step_on_the_test_package(package: Path, tmp_
     (data / "test_2016_flickr.de").write_text("\n".join(src) + "\n")
     (data / "test_2016_flickr.en").write_text("\n".join(ref) + "\n")
     (tmp_path / "de-en").write_text(DING, encoding="utf-8")
-    run = subprocess.run([sys.executable, str(ROOT / "bench" / "terminology.py"), "--smoke", "--model", str(package),
+    run = subprocess.run([sys.executable, "-m", "bench.terminology", "--smoke", "--model", str(package),
                           "--data", str(data), "--split", "test_2016_flickr", "--lexicon", str(tmp_path / "de-en"),
                           "--glossary-out", str(tmp_path / "glossary.tsv"), "--out", str(tmp_path)],
-                         capture_output=True, text=True, timeout=600, env={**os.environ, "TMPDIR": str(tmp_path)})
+                         cwd=ROOT, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "TMPDIR": str(tmp_path)})
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     result = json.loads((tmp_path / "terminology.json").read_text())
     res = result["results"]

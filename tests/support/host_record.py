@@ -3,7 +3,7 @@
 `.ci/run` passes `--host-record=bench/results/hosts` to `make test` (mode native) and to `make
 test-isa` (mode forced: the tests marked isa with a lower instruction set forced, docs/pipeline.md#
 other-hosts). The record holds the CPU (vendor, model, family and model numbers, the instruction-set
-flags that decide kernels, as bench/record.py reads them), the ISA variables set, what torch
+flags that decide kernels, as bench/common/record.py reads them), the ISA variables set, what torch
 dispatched to, the engines' versions, the commit (and how many files differed from it), the pytest
 arguments and the outcome counts. A later run on the same CPU in the same mode replaces its record.
 The README's "Tested on" block is rendered from the committed records (nmt/publish/hosts.py,
@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from bench.record import ROOT, cpu, environment
+from bench.common.record import ROOT, cpu, environment
 
 # The variables that cap the instruction set a library dispatches to (docs/pipeline.md#other-hosts).
 ISA_VARIABLES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "CT2_FORCE_CPU_ISA",
