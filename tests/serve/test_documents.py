@@ -1,4 +1,4 @@
-"""Files translated whole without a model (nmt/serve/formats/, nmt/serve/office.py): a .docx and an
+"""Files translated whole without a model (nmt/serve/markup/formats/, nmt/serve/markup/office.py): a .docx and an
 .srt made here, translated by fake models, opened again by their readers; .txt layout; limits and errors."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
-from nmt.serve.formats import (BadDocument, DocumentLimits, DocumentTooLarge, UnsupportedDocument, read_document,
+from nmt.serve.markup.formats import (BadDocument, DocumentLimits, DocumentTooLarge, UnsupportedDocument, read_document,
                                translate_document, wrap)
 
 TIMING = re.compile(r"\d\d:\d\d:\d\d,\d\d\d --> \d\d:\d\d:\d\d,\d\d\d")

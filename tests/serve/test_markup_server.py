@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from nmt.runtime.translator import OnnxTranslator
-from nmt.serve.markup import parse_html
+from nmt.serve.markup.html import parse_html
 from support.onnx import sentences
 from support.serve import ThreadServer, ask, config, offline, offline_html, post
 
@@ -163,7 +163,7 @@ def test_a_page_being_aligned_holds_up_no_plain_text_request(server: ThreadServe
     request (cut into sentences on the text thread) is answered."""
     import threading
 
-    from nmt.serve import translating
+    from nmt.serve.api import translating
 
     started, release, real = threading.Event(), threading.Event(), translating._aligned
 

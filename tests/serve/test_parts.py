@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from nmt.errors import ConfigError, DataError
-from nmt.serve.config import ServeConfig, _flag, _shown
-from nmt.serve.limits import KeyCheck, KeyLimits, load_keys
-from nmt.serve.protocol import HttpError
-from nmt.serve.sentences import SentenceSplitter
+from nmt.serve.api.options import ServeConfig, _flag, _shown
+from nmt.serve.api.limits import KeyCheck, KeyLimits, load_keys
+from nmt.serve.api.protocol import HttpError
+from nmt.serve.engine.sentences import SentenceSplitter
 from support.corpus import ROOT
 
 

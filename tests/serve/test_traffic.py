@@ -20,9 +20,9 @@ import pytest
 from nmt.decode.lines import LineTranslator
 from nmt.errors import ConfigError, DataError
 from nmt.runtime.translator import OnnxTranslator
-from nmt.serve.config import ServeConfig, add_arguments, from_args
-from nmt.serve.decoding import translate_sentences
-from nmt.serve.traffic import PIECES_EDGES, Record, Traffic, aggregate, bucket, read_snapshots, write_snapshot
+from nmt.serve.api.options import ServeConfig, add_arguments, from_args
+from nmt.serve.engine.decoding import translate_sentences
+from nmt.serve.observe.traffic import PIECES_EDGES, Record, Traffic, aggregate, bucket, read_snapshots, write_snapshot
 from support.onnx import sentences
 from support.serve import ThreadServer, ask, config, both_packages, post
 
