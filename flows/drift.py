@@ -35,10 +35,10 @@ from prefect.states import Completed, State
 
 from nmt.config.drift import DriftConfig
 from nmt.config.loader import load_sections
+from nmt.drift.profile import read_profile
+from nmt.drift.report import DRIFT, NOT_ENOUGH, DriftReport, drift_report, markdown
 from nmt.errors import DataError
 from nmt.files.atomic import atomic_write_text
-from nmt.drift.report import DRIFT, NOT_ENOUGH, DriftReport, drift_report, markdown
-from nmt.drift.profile import read_profile
 from nmt.serve.observe.traffic import read_snapshots
 
 ROOT = Path(__file__).resolve().parents[1]

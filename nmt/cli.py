@@ -117,12 +117,8 @@ def open_translator(args: argparse.Namespace) -> LineTranslator:
     return Translator.from_file(args.model, decoding, args.batch_size, args.device)
 
 
-def translate(args: argparse.Namespace) -> None:
-    from tqdm import tqdm
-
-    from nmt.files.atomic import atomic_open
-    from nmt.files.lines import split_lines
-
+def _check_translate_options(args: argparse.Namespace) -> None:
+    """`nmt translate`'s numeric options, refused before anything is opened."""
     if args.beam_size is not None and not 1 <= args.beam_size <= MAX_BEAM_SIZE:
         raise DataError(f"--beam-size must be 1 (greedy) to {MAX_BEAM_SIZE}; wider beams cost memory "
                         "(rows = batch x beam) for no gain")
@@ -133,6 +129,26 @@ def translate(args: argparse.Namespace) -> None:
     if args.workers < 0:
         raise DataError("--workers must be >= 0 (0: one decoder process per core once the input is large enough; "
                         "1: this process decodes)")
+
+
+def _read_lines(path: Path | None) -> list[str]:
+    """The lines of `path`, or of stdin when it is None."""
+    from nmt.files.lines import split_lines
+
+    if path is None:
+        return split_lines(sys.stdin.buffer.read(), "<stdin>")
+    try:
+        return split_lines(path.read_bytes(), str(path))
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def translate(args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    from nmt.files.atomic import atomic_open
+
+    _check_translate_options(args)
     check_paths(args.model, args.input, args.output)
     translator = open_translator(args)
     direction = translator.vocabs.direction
@@ -144,13 +160,7 @@ def translate(args: argparse.Namespace) -> None:
     if args.input is not None and args.input.suffix.lower() in DOCUMENTS:
         _translate_document(translator, args)
         return
-    if args.input is None:
-        lines = split_lines(sys.stdin.buffer.read(), "<stdin>")
-    else:
-        try:
-            lines = split_lines(args.input.read_bytes(), str(args.input))
-        except OSError as exc:
-            raise DataError(f"{args.input}: cannot read: {exc.strerror}") from None
+    lines = _read_lines(args.input)
     total = sum(1 for x in lines if x.strip())
     log.info("translating %d lines (%d sentences) %s, beam %d", len(lines), total, direction, translator.beam_size)
     bar = tqdm(total=total, unit="sent", desc="translate") if sys.stderr.isatty() else None
@@ -195,7 +205,8 @@ def serve(args: argparse.Namespace) -> None:
     from nmt.serve.api.options import from_args
 
     config = from_args(args)
-    missing = [name for name in ("starlette", "uvicorn", "prometheus_client", "python_multipart") if find_spec(name) is None]
+    missing = [name for name in ("starlette", "uvicorn", "prometheus_client", "python_multipart")
+               if find_spec(name) is None]
     if missing:
         raise DataError(f"nmt serve needs the serve extra ({', '.join(missing)} not installed): "
                         'pip install "nmt[runtime,serve]"')

@@ -97,7 +97,8 @@ def test_the_torch_free_rule_sees_an_offender() -> None:
 def test_imports_flow_one_way_through_the_pipeline() -> None:
     for module in _modules():
         part = _part(module)
-        assert part.removesuffix(".py") in ORDER, f"{module}: unknown part {part!r}; add it to ORDER and docs/pipeline.md"
+        assert part.removesuffix(".py") in ORDER, \
+            f"{module}: unknown part {part!r}; add it to ORDER and docs/pipeline.md"
         for imported in direct_imports(module_file(module)):
             ahead = ORDER.index(_part(imported)) > ORDER.index(part)
             assert not ahead, f"{module} imports {imported}, a later part of the pipeline"
@@ -116,7 +117,8 @@ def test_the_server_rooms_import_only_the_rooms_before_them_and_only_the_api_spe
         for imported in direct_imports(path):
             if imported.startswith("nmt.serve."):
                 other = imported.split(".")[2]
-                assert ROOMS.index(other) <= ROOMS.index(room), f"{path} ({room}) imports {imported} ({other}), a later room"
+                assert ROOMS.index(other) <= ROOMS.index(room), \
+                    f"{path} ({room}) imports {imported} ({other}), a later room"
         if room != "api":
             tree = ast.parse(path.read_text(encoding="utf-8"))
             third = {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}

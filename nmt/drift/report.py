@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from nmt.config.drift import DriftConfig
@@ -168,7 +168,7 @@ def compare(direction: str, reference: Aggregate, observed: Aggregate, cfg: Drif
 
 
 def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds")
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")
 
 
 def drift_report(references: Mapping[str, Aggregate], traffic: Snapshot | None, cfg: DriftConfig, start: float,

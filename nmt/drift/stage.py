@@ -24,11 +24,11 @@ from pathlib import Path
 from nmt.command import arg, stage_main
 from nmt.config.profile import ProfileConfig
 from nmt.decode.lines import LineTranslator
+from nmt.drift.profile import Profile, build_profile, sample
 from nmt.files.atomic import atomic_write_text
 from nmt.files.lines import read_lines, split_file
 from nmt.serve.engine.decoding import translate_sentences
 from nmt.serve.engine.package import load_model
-from nmt.drift.profile import Profile, build_profile, sample
 from nmt.serve.engine.spans import mask
 from nmt.serve.observe.traffic import Record
 from nmt.text.langid import LanguageIdentifier

@@ -28,10 +28,10 @@ import httpx
 import pytest
 import yaml
 
-from support.webhook import Hook, heard
 from support.prefect_server import prefect_cli, running_server
 from support.scratch import ROOT, isolate_prefect
 from support.serve import ThreadServer, ask, config, post
+from support.webhook import Hook, heard
 
 isolate_prefect()  # before prefect is imported
 

@@ -199,7 +199,8 @@ def test_the_other_endpoints(server: ThreadServer, package: Path) -> None:
     assert get("/languages").json() == [{"code": "de", "name": "German", "targets": ["en"]},
                                         {"code": "en", "name": "English", "targets": []}]
     (model,) = get("/v1/model").json()["models"]
-    assert model["served"]["direction"] == "de-en" and model["card"]["format"] == "nmt-onnx" and model["served"]["path"] == str(package)
+    assert model["served"]["direction"] == "de-en" and model["card"]["format"] == "nmt-onnx"
+    assert model["served"]["path"] == str(package)
     assert model["served"]["engine"] == "onnx" and model["served"]["int8"] is False
     r = get("/nowhere")
     assert r.status_code == 404 and r.json() == {"error": "Not Found"}

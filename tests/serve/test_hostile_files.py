@@ -55,7 +55,8 @@ def locked(package: Path, keys: Path, tmp_path_factory: pytest.TempPathFactory) 
 
 
 def send(url: str, name: str, data: bytes, **form: str) -> httpx.Response:
-    return post(url, path="/translate_file", data={"source": "de", "target": "en", **form}, files={"file": (name, data)})
+    return post(url, path="/translate_file", data={"source": "de", "target": "en", **form},
+                files={"file": (name, data)})
 
 
 def test_no_key_no_parsing(locked: ThreadServer, monkeypatch: pytest.MonkeyPatch) -> None:

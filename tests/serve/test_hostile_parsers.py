@@ -148,7 +148,8 @@ def test_a_docx_of_many_tiny_paragraphs_is_refused_early() -> None:
     with pytest.raises(DocumentTooLarge, match="characters.*limit is 1000"):
         read_document("a.docx", _docx_of(5_000), limits)
     small, large = _docx_of(5_000), _docx_of(20_000)
-    ratio = _cost(lambda: read_document("a.docx", large, limits)) / _cost(lambda: read_document("a.docx", small, limits))
+    ratio = (_cost(lambda: read_document("a.docx", large, limits))
+             / _cost(lambda: read_document("a.docx", small, limits)))
     assert ratio < 2.0, f"4x the paragraphs past the limit took {ratio:.1f}x the work"
     with pytest.raises(DocumentTooLarge, match="units.*limit is 100"):
         read_document("a.docx", _docx_of(5_000), DocumentLimits(max_units=100))

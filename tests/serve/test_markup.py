@@ -13,11 +13,11 @@ from collections.abc import Callable
 
 import pytest
 
-from nmt.serve.markup.htmlscan import scan
-from nmt.serve.markup.inline import SLOT
-from nmt.serve.markup.html import parse_html, split_html, translate_html
 from nmt.serve.engine.sentences import SentenceSplitter
 from nmt.serve.engine.spans import mask
+from nmt.serve.markup.html import parse_html, split_html, translate_html
+from nmt.serve.markup.htmlscan import scan
+from nmt.serve.markup.inline import SLOT
 
 PAGE = """<!DOCTYPE html>
 <html lang="de"><head><meta charset="utf-8"><meta name="description" content="Eine Seite">

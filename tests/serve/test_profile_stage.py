@@ -10,9 +10,9 @@ import httpx
 import pytest
 import yaml
 
-from nmt.serve.engine.package import load_model
 from nmt.drift.profile import sample
 from nmt.drift.stage import decoded_records, main, source_records
+from nmt.serve.engine.package import load_model
 from nmt.serve.observe.traffic import read_snapshots
 from support.corpus import ROOT
 from support.onnx import sentences

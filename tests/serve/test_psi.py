@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from nmt.config.drift import DriftConfig, DriftThresholds
-from nmt.errors import DataError
+from nmt.drift.profile import build_profile, read_profile, sample
 from nmt.drift.report import (
     DRIFT,
     NO_DRIFT,
@@ -24,7 +24,7 @@ from nmt.drift.report import (
     markdown,
     psi,
 )
-from nmt.drift.profile import build_profile, read_profile, sample
+from nmt.errors import DataError
 from nmt.serve.observe.traffic import Aggregate, Record, Snapshot, aggregate
 
 CFG = DriftConfig(min_sentences=100, min_detected=50)

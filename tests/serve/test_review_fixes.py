@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from nmt.serve.engine import batcher, refusals
-from support.serve import TOKEN, ThreadServer, ask, config, post, wait_ready
+from support.serve import TOKEN, ask, config, post, wait_ready
 
 pytestmark = pytest.mark.network
 

@@ -32,13 +32,13 @@ import torch
 from nmt.config.data import DataConfig, TokenizeConfig, VocabConfig
 from nmt.config.evaluate import Decoding
 from nmt.config.loader import from_dict
+from nmt.config.model import ModelConfig
 from nmt.data.vocab import build_vocabularies, save_vocabularies
 from nmt.decode.backend import TorchBackend
 from nmt.decode.translator import Translator
-from nmt.serve.markup.align import leave_out_drops
-from nmt.config.model import ModelConfig
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer
+from nmt.serve.markup.align import leave_out_drops
 from nmt.text.vocab import BOS_ID, EOS_ID
 from nmt.text.vocabularies import pad_batch
 from nmt.train.stage import TrainPaths, train_stage
@@ -164,7 +164,8 @@ def _train(cache: Path, path: Path) -> None:
         cfg = tiny_train(max_tokens=400, epochs=epochs, warmup=200, lr_factor=1.0, label_smoothing=0.0,
                          val_bleu_sentences=0, log_every=100, num_threads=1, average_last=5, keep_last=5, patience=100,
                          precision="fp32")
-        paths = TrainPaths(vocab, tokens, bin_dir, cache / "ckpt", cache / "trained.pt", cache / "reports", cache / "tr")
+        paths = TrainPaths(vocab, tokens, bin_dir, cache / "ckpt", cache / "trained.pt", cache / "reports",
+                           cache / "tr")
         train_stage(MODEL, cfg, TokenizeConfig(), paths)
         trained = cache / "trained.pt"
         margins, aligned = copy_margins(trained, lines), align_margins(trained, [ALIGN_SOURCE])

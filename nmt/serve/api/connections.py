@@ -60,7 +60,7 @@ class HeadDeadlineProtocol(H11Protocol):
         if self.transport.is_closing():
             return
         log.info("closed a connection from %s: no complete request head within --header-timeout (%g s)",
-                 "%s:%d" % self.client if self.client else "?", self.head_timeout_s)
+                 "{}:{:d}".format(*self.client) if self.client else "?", self.head_timeout_s)
         self.transport.close()
 
 

@@ -23,11 +23,11 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
-from nmt.serve.markup.formats import DocumentError, DocumentLimits, read_document
 from nmt.serve.api.protocol import HttpError, api_key, read_body
-from nmt.serve.engine.refusals import Draining
 from nmt.serve.api.state import ServeState
 from nmt.serve.api.translating import deadline_of, request_timeout, translate_units
+from nmt.serve.engine.refusals import Draining
+from nmt.serve.markup.formats import DocumentError, DocumentLimits, read_document
 
 log = logging.getLogger("nmt.serve")
 T = TypeVar("T")

@@ -22,7 +22,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 
-
 class HttpError(Exception):
     """An answer other than 200: `{"error": message}` with `status`, counted under `reason`."""
 

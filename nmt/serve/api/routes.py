@@ -2,7 +2,8 @@
 
 `build_app(state)` returns the Starlette application over a `ServeState` (the config, the
 packages by direction, the batcher, the metrics, the keys). `source`/`target` pick the package;
-`source: auto` detects each text's language and routes it to the package that reads it. The event loop only parses, admits and answers:
+`source: auto` detects each text's language and routes it to the package that reads it. The event
+loop only parses, admits and answers:
 splitting runs on a text thread, decoding on the batcher's inference threads, loading on a
 worker thread. A translate request is admitted whole or refused at once, and waits for its
 sentences until they are all translated, its client goes away (its queued sentences are then
@@ -29,18 +30,18 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from nmt.errors import NmtError
-from nmt.serve.engine.package import Engine, ReloadBusy
 from nmt.serve.api.files import download_file, translate_file
-from nmt.serve.engine.glossary import GlossaryError, for_request
 from nmt.serve.api.limits import check_admin
-from nmt.serve.markup.html import parse_html
-from nmt.serve.api.timing import Timing
 from nmt.serve.api.page import PAGE
 from nmt.serve.api.protocol import HttpError, api_key, fields, parse_texts, parse_translate, read_body, translate_answer
+from nmt.serve.api.state import ServeState
+from nmt.serve.api.timing import Timing
+from nmt.serve.api.translating import translate_html, translate_texts
+from nmt.serve.engine.glossary import GlossaryError, for_request
+from nmt.serve.engine.package import Engine, ReloadBusy
 from nmt.serve.engine.refusals import BatchFailed, Draining, NotServed, QueueFull, Refused, Stale, TooManySentences
 from nmt.serve.engine.router import Detected
-from nmt.serve.api.state import ServeState
-from nmt.serve.api.translating import translate_html, translate_texts
+from nmt.serve.markup.html import parse_html
 
 log = logging.getLogger("nmt.serve")
 GENERATION = "X-Nmt-Model-Generation"  # response header: the generation of the model that translated

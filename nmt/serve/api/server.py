@@ -26,19 +26,19 @@ from types import FrameType
 import uvicorn
 
 from nmt.errors import DataError
-from nmt.serve.api.routes import build_app
-from nmt.serve.engine.batcher import Batcher
-from nmt.serve.engine.refusals import Draining
-from nmt.serve.api.options import ServeConfig
 from nmt.serve.api.connections import with_deadline
-from nmt.serve.engine.package import Engine, Model, load_model
 from nmt.serve.api.filestore import FileStore
-from nmt.serve.engine.glossary import Glossary
 from nmt.serve.api.limits import KeyCheck, load_keys
-from nmt.serve.observe.metrics import Metrics
-from nmt.serve.engine.router import Router, package_folders
+from nmt.serve.api.options import ServeConfig
+from nmt.serve.api.routes import build_app
 from nmt.serve.api.state import ServeState
 from nmt.serve.api.watch import Watch
+from nmt.serve.engine.batcher import Batcher
+from nmt.serve.engine.glossary import Glossary
+from nmt.serve.engine.package import Engine, Model, load_model
+from nmt.serve.engine.refusals import Draining
+from nmt.serve.engine.router import Router, package_folders
+from nmt.serve.observe.metrics import Metrics
 
 log = logging.getLogger("nmt.serve")
 DRAIN_SIGNALS = (signal.SIGTERM, signal.SIGINT)

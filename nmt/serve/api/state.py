@@ -13,17 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from nmt.errors import NmtError
-from nmt.serve.engine.batcher import Batcher, Job
-from nmt.serve.api.options import ServeConfig
-from nmt.serve.engine.package import ReloadBusy
-from nmt.serve.api.limits import KeyCheck
 from nmt.serve.api.filestore import FileStore
+from nmt.serve.api.limits import KeyCheck
+from nmt.serve.api.options import ServeConfig
+from nmt.serve.api.watch import Watch
+from nmt.serve.engine.batcher import Batcher, Job
 from nmt.serve.engine.glossary import Glossary
-from nmt.serve.observe.metrics import Metrics
+from nmt.serve.engine.package import ReloadBusy
 from nmt.serve.engine.refusals import Refused
 from nmt.serve.engine.router import Router
 from nmt.serve.engine.sentences import Segmented, SentenceSplitter
-from nmt.serve.api.watch import Watch
+from nmt.serve.observe.metrics import Metrics
 
 log = logging.getLogger("nmt.serve")
 

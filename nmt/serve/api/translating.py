@@ -18,19 +18,19 @@ from dataclasses import dataclass, field, replace
 
 from starlette.requests import Request
 
+from nmt.serve.api.protocol import HttpError
+from nmt.serve.api.state import ServeState
 from nmt.serve.engine.batcher import Job
 from nmt.serve.engine.decoding import Output
-from nmt.serve.markup.align import thread_aligner
-from nmt.serve.engine.package import Engine, Model
 from nmt.serve.engine.glossary import Glossary
-from nmt.serve.engine.termswap import TermMasked, mask_terms
-from nmt.serve.markup.inline import Unit
-from nmt.serve.markup.html import HtmlDocument
-from nmt.serve.markup.pairs import PairRange, align_pairs, has_pairs, plain_text, with_pairs
-from nmt.serve.api.protocol import HttpError
+from nmt.serve.engine.package import Engine, Model
 from nmt.serve.engine.router import Detected
 from nmt.serve.engine.sentences import Segmented
-from nmt.serve.api.state import ServeState
+from nmt.serve.engine.termswap import TermMasked, mask_terms
+from nmt.serve.markup.align import thread_aligner
+from nmt.serve.markup.html import HtmlDocument
+from nmt.serve.markup.inline import Unit
+from nmt.serve.markup.pairs import PairRange, align_pairs, has_pairs, plain_text, with_pairs
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,8 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
                           glossaries: Sequence[Glossary | None] | None = None, admitted: bool = False,
                           deadline: float | None = None) -> Texts:
     """Translate `texts[i]` with `engines[i]`, answered by `deadline` (loop time; default: --request-timeout
-    from now), however many parts a file's sentences are queued in. A request is admitted whole or refused (`--max-sentences`:
+    from now), however many parts a file's sentences are queued in. A request is admitted whole or
+    refused (`--max-sentences`:
     413; a full queue: 503); `chunked` (a file) queues its sentences `--max-sentences` at a time instead,
     each part waiting for the one before. `watched`: the texts are what the traffic counts see
     (`found`: their detected languages with `source: auto`), else the caller shows them its own.
@@ -138,8 +139,8 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
     translated: list[Output] = []
     generation = 0
     for start in range(0, max(1, len(sentences)), size):
-        job = state.batcher.submit(sentences[start:start + size], n=1 + alternatives, engines=routes[start:start + size],
-                                   admitted=admitted)
+        job = state.batcher.submit(sentences[start:start + size], n=1 + alternatives,
+                                   engines=routes[start:start + size], admitted=admitted)
         state.in_flight += 1
         state.jobs.add(job)
         state.metrics.in_flight.set(state.in_flight)
@@ -159,7 +160,8 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
 def _joined(segmented: list[Segmented], translated: list[Output], masks: list[TermMasked | None], alternatives: int,
             generation: int) -> Texts:
     """Each text's translation, alternatives and confidence from its sentences' outputs (terms restored)."""
-    translated = [o if m is None else replace(o, texts=[m.restore(t) for t in o.texts]) for o, m in zip(translated, masks)]
+    translated = [o if m is None else replace(o, texts=[m.restore(t) for t in o.texts])
+                  for o, m in zip(translated, masks)]
     out, alts, confidence, best, start = [], [], [], [], 0
     for seg in segmented:
         outputs = translated[start:start + len(seg.parts) // 2]  # per sentence

@@ -24,8 +24,8 @@ from nmt.errors import DataError
 from nmt.serve.api.options import ServeConfig
 from nmt.serve.engine.decoding import Output
 from nmt.serve.engine.package import Engine
-from nmt.serve.observe.metrics import Metrics
 from nmt.serve.engine.router import Detected, Router
+from nmt.serve.observe.metrics import Metrics
 from nmt.serve.observe.samples import InputSampler
 from nmt.serve.observe.traffic import Record, Traffic, write_snapshot
 

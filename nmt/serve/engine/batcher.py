@@ -25,19 +25,18 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from nmt.serve.engine.package import Engine
 from nmt.serve.engine.decoding import Output, translate_sentences
-from nmt.serve.observe.metrics import Metrics
+from nmt.serve.engine.package import Engine
 from nmt.serve.engine.refusals import BatchFailed, Draining, QueueFull, Refused, Stale, TooManySentences
+from nmt.serve.observe.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
 # How often Python lets another thread take the GIL, while more than one decoder thread runs.
-# Session runs release the GIL, but search and text are Python: by default (5 ms) a decoder
-# whose session run ended waits up to 5 ms for the GIL while another runs Python, so two
-# decoders x 1 thread served 55.6 sentences/s at 32 clients against 90.5 at 0.2 ms (beam 16,
-# fp32, 2 cores; bench/serve_load.py variants, issue 31). The server owns its process; the
-# interval is restored when the threads have stopped.
+# Session runs release the GIL, but search and text are Python: by default (5 ms) a decoder whose session run ended
+# waits up to 5 ms for the GIL while another runs Python, so two decoders x 1 thread served 55.6 sentences/s at 32
+# clients against 90.5 at 0.2 ms (beam 16, fp32, 2 cores; bench/serve_load.py variants, issue 31). The server owns its
+# process; the interval is restored when the threads have stopped.
 SWITCH_INTERVAL_S = 0.0002
 # With one decoder the server still runs Python on several threads (the text, document and alignment
 # pools beside the event loop): at Python's 5 ms the loop's /livez answers waited on the GIL for over
@@ -272,7 +271,8 @@ class Batcher:
             self.metrics.batch_seconds.observe(took)
             self.metrics.batch_size.observe(len(live))
             self.metrics.sentences.inc(len(live))
-            self.rate = 0.8 * self.rate + 0.2 * len(live) / max(took, 1e-3) if self.rate else len(live) / max(took, 1e-3)
+            self.rate = (0.8 * self.rate + 0.2 * len(live) / max(took, 1e-3) if self.rate
+                         else len(live) / max(took, 1e-3))
         self._send(live, outputs, live[0].engine.thread_generation())
 
     def _send(self, items: list[Item], outputs: Sequence[Output | Refused], generation: int = 0) -> None:

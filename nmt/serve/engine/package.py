@@ -78,7 +78,8 @@ class Model:
     def describe(self) -> dict[str, Any]:
         """What GET /v1/model says besides the card."""
         t = self.translator
-        return {"direction": self.direction, "path": str(self.path), "engine": self.engine, "int8": self.int8, "generation": self.generation,
+        return {"direction": self.direction, "path": str(self.path), "engine": self.engine, "int8": self.int8,
+                "generation": self.generation,
                 "loaded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.loaded_at)), "sha256": self.digest,
                 "decoding": {"beam_size": t.beam_size, "alpha": t.alpha, "max_extra": t.max_extra}}
 
@@ -92,7 +93,8 @@ def engine_of(path: Path) -> str:
     try:
         kind = json.loads(card_path.read_text(encoding="utf-8")).get("format")
     except FileNotFoundError:
-        raise DataError(f"{card_path}: not found; {path} is not a model folder of nmt (models/onnx or models/ct2)") from None
+        raise DataError(f"{card_path}: not found; "
+                        f"{path} is not a model folder of nmt (models/onnx or models/ct2)") from None
     except (OSError, ValueError, AttributeError) as exc:
         raise DataError(f"{card_path}: cannot read ({exc}); fetch or export the package again") from None
     if kind not in ENGINES:
@@ -129,7 +131,8 @@ def _read_card(path: Path) -> bytes:
     try:
         return (path / CARD).read_bytes()
     except OSError as exc:
-        raise DataError(f"{path / CARD}: cannot read ({exc.strerror or exc}); fetch or export the package again") from None
+        raise DataError(f"{path / CARD}: cannot read ({exc.strerror or exc}); "
+                        "fetch or export the package again") from None
 
 
 def warm_up(model: Model, translator: LineTranslator) -> None:
@@ -173,7 +176,8 @@ class Engine:
             old = self.current
             new = load_model(path or old.path, generation=old.generation + 1, **self.options)
             if new.direction != old.direction:
-                raise DataError(f"{new.path} translates {new.direction}; it cannot replace {old.path}, which translates "
+                raise DataError(f"{new.path} translates {new.direction}; "
+                                f"it cannot replace {old.path}, which translates "
                                 f"{old.direction}: reload the package of that direction")
             warm_up(new, new.for_thread())
             self.current = new

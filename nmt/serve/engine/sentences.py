@@ -4,7 +4,8 @@ A request's text is split at newlines, then each line by spaCy's rule-based `sen
 (`spacy.blank(lang)`, nothing to download). What lies between sentences (spaces, newlines,
 blank lines, `\r\n`, a list item's marker such as `- ` or `1. `) is kept verbatim, so
 `Segmented.join()` of the translations keeps the text's layout: one output line per input line,
-blank lines, indentation and list markers where they were; a text of whitespace only comes back as it is. The batcher decodes the
+blank lines, indentation and list markers where they were; a text of whitespace only comes back
+as it is. The batcher decodes the
 sentences; this module never sees the model.
 """
 

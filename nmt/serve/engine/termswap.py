@@ -59,7 +59,8 @@ def mask_terms(sentence: str, glossary: Glossary | None = None, keep: Iterable[s
     if not matches:
         return mask(sentence)
     pieces: list[tuple[int, int, Term | None]] = list(matches)
-    match_starts = [s for s, _, _ in matches]  # in order, disjoint: the one that could hold a span is found by bisection
+    # in order, disjoint: the one that could hold a span is found by bisection
+    match_starts = [s for s, _, _ in matches]
     for m in PROTECTED.finditer(sentence):
         k = bisect_right(match_starts, m.start()) - 1
         if k < 0 or matches[k][1] < m.end():  # not inside a term that takes it in

@@ -110,22 +110,27 @@ def _flows(events: list[Event]) -> list[str | list[Item]]:
                 cut(whole)
             i = j + 1
             continue
-        if void:
-            if e.tag in ATOMIC or (e.tag in INLINE and e.kind == "void"):
-                flow.append(Item(ATOM, e.raw, e.tag))
-            else:
-                cut(e.raw)
-        elif e.kind in ("start", "end") and e.tag in INLINE:
-            flow.append(Item(OPEN if e.kind == "start" else CLOSE, e.raw, e.tag))
-        elif e.kind == "comment":
-            flow.append(Item(ATOM, e.raw))
-        else:
+        item = _inline_item(e, void)
+        if item is None:
             cut(e.raw)
+        else:
+            flow.append(item)
         i += 1
     end_text()
     if flow:
         parts.append(flow)
     return parts
+
+
+def _inline_item(e: Event, void: bool) -> Item | None:
+    """The flow item a tag or comment (not an untouched element) is, or None where it cuts the flow."""
+    if void:
+        return Item(ATOM, e.raw, e.tag) if e.tag in ATOMIC or (e.tag in INLINE and e.kind == "void") else None
+    if e.kind in ("start", "end") and e.tag in INLINE:
+        return Item(OPEN if e.kind == "start" else CLOSE, e.raw, e.tag)
+    if e.kind == "comment":
+        return Item(ATOM, e.raw)
+    return None
 
 
 def _partners(flow: list[Item], budget: UnitBudget | None = None) -> tuple[dict[int, int], set[int]]:

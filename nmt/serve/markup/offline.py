@@ -2,7 +2,8 @@
 
 `nmt translate --input FILE.docx --output OUT.docx` (also .srt, .html, .htm): the file is read into
 units (`nmt.serve.markup.formats`: paragraphs, subtitle cues, HTML blocks with their inline markup as
-placeholders; with an ONNX package tag pairs leave the text and are put back by alignment), each unit cut into sentences with its layout kept (`nmt.serve.engine.sentences`), the
+placeholders; with an ONNX package tag pairs leave the text and are put back by alignment), each
+unit cut into sentences with its layout kept (`nmt.serve.engine.sentences`), the
 sentences translated on the server's per-batch path (`nmt.serve.engine.decoding.translate_sentences`:
 spans and placeholders kept, the loop guard), and the file written back with its formatting.
 """
@@ -12,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from nmt.decode.lines import LineTranslator
-from nmt.serve.markup.align import SentenceAligner
 from nmt.serve.engine.decoding import translate_sentences
+from nmt.serve.engine.sentences import SentenceSplitter
+from nmt.serve.markup.align import SentenceAligner
 from nmt.serve.markup.formats import read_document
 from nmt.serve.markup.inline import Unit
 from nmt.serve.markup.pairs import align_pairs, has_pairs, plain_text, with_pairs
-from nmt.serve.engine.sentences import SentenceSplitter
 
 DOCUMENTS = (".docx", ".srt", ".html", ".htm")  # extensions translated as documents; others: one sentence per line
 BATCH = 256  # sentences handed to the translator at a time

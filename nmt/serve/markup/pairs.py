@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from nmt.serve.markup.inline import CLOSE, OPEN, SLOT, Unit
 from nmt.serve.engine.sentences import Segmented
+from nmt.serve.markup.inline import CLOSE, OPEN, SLOT, Unit
 
 _SPACE = re.compile(r"\s")
 

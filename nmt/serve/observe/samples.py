@@ -18,7 +18,7 @@ import random
 import threading
 import time
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from nmt.errors import DataError
@@ -30,7 +30,7 @@ DAY_S = 86400.0
 
 
 def _day(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d")
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d")
 
 
 class InputSampler:

@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -150,14 +150,14 @@ def aggregate(records: Iterable[Record | tuple], source: str) -> Aggregate:
 
 
 def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).isoformat()
+    return datetime.fromtimestamp(t, UTC).isoformat()
 
 
 def _unix(value: str | datetime | float) -> float:
     if isinstance(value, (int, float)):
         return float(value)
     stamp = datetime.fromisoformat(value) if isinstance(value, str) else value
-    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)).timestamp()
+    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).timestamp()
 
 
 @dataclass
@@ -227,7 +227,7 @@ class Traffic:
 
 def snapshot_name(snapshot: Snapshot) -> str:
     """The file name of a snapshot, sorting by the end of its window."""
-    return "traffic-" + datetime.fromtimestamp(snapshot.end, timezone.utc).strftime("%Y%m%dT%H%M%S%fZ") + ".json"
+    return "traffic-" + datetime.fromtimestamp(snapshot.end, UTC).strftime("%Y%m%dT%H%M%S%fZ") + ".json"
 
 
 def write_snapshot(folder: Path, snapshot: Snapshot, keep: int) -> Path:

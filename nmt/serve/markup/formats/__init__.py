@@ -24,8 +24,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import PurePath
 
-from nmt.serve.markup.formats.base import (BadDocument, Budget, Document, DocumentError, DocumentLimits, DocumentTooLarge,
-                                    UnsupportedDocument, decode)
+from nmt.serve.markup.formats.base import (
+    BadDocument,
+    Budget,
+    Document,
+    DocumentError,
+    DocumentLimits,
+    DocumentTooLarge,
+    UnsupportedDocument,
+    decode,
+)
 from nmt.serve.markup.formats.docx import docx_file
 from nmt.serve.markup.formats.html import html_file
 from nmt.serve.markup.formats.srt import srt_file, wrap

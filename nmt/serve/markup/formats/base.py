@@ -106,12 +106,8 @@ class Document:
 
 def decode(data: bytes, name: str) -> tuple[str, Callable[[str], bytes]]:
     """The text and how to encode the translation the same way (its byte-order mark included)."""
-    for bom, encoding in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
-                          (codecs.BOM_UTF16_BE, "utf-16-be")):
-        if data.startswith(bom):
-            break
-    else:
-        bom, encoding = b"", "utf-8"
+    boms = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+    bom, encoding = next(((b, e) for b, e in boms if data.startswith(b)), (b"", "utf-8"))
     try:
         text = data[len(bom):].decode(encoding)
     except UnicodeDecodeError as exc:
