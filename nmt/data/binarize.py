@@ -218,7 +218,8 @@ def binarize_stage(tokens_dir: Path, vocab_dir: Path, out_dir: Path, report_dir:
 
 def run(params: BinarizeParams, paths: BinarizePaths) -> Gate:
     direction = None if paths.direction is None else str(paths.direction)
-    gate = binarize_stage(paths.tokens, paths.vocab, paths.out, paths.reports, resolve_workers(paths.workers), direction)
+    gate = binarize_stage(paths.tokens, paths.vocab, paths.out, paths.reports, resolve_workers(paths.workers),
+                          direction)
     counts = ", ".join(f"{split}: {s['pairs']} pairs" for split, s in gate.stats["splits"].items())
     log.info("binarized %s (%s ids) into %s", counts, gate.stats["dtype"], paths.out)
     return gate

@@ -14,7 +14,6 @@ from pathlib import Path
 from nmt.data.shards import decode_shard, read_shards
 from nmt.errors import DataError
 
-
 Chunk = tuple[int, list[str], list[str]]  # (first_line, side_a, side_b)
 Pair = tuple[int, str, str]  # (line or translation-unit number, side a, side b)
 

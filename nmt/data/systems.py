@@ -35,9 +35,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from nmt.config.systems import SystemsSource
+from nmt.data.chunks import Chunk, Pair, chunked
 from nmt.data.consensus import choose
 from nmt.data.decontaminate import normalize
-from nmt.data.chunks import Chunk, Pair, chunked
 from nmt.data.sentences import aligned_sentences
 from nmt.errors import DataError
 from nmt.files.lines import iter_lines

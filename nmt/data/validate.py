@@ -40,9 +40,9 @@ from typing import Any
 
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, ValidateConfig
+from nmt.data.chunks import Digests, Reservoir, Unreadable, side_by_side
 from nmt.data.formats import source_chunks
 from nmt.errors import ConfigError, DataError
-from nmt.data.chunks import Digests, Reservoir, Unreadable, side_by_side
 from nmt.files.atomic import atomic_open, staged_dir
 from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
@@ -190,7 +190,7 @@ def check_split(gate: Gate, data: DataConfig, cfg: ValidateConfig, raw_dir: Path
     if source.format == "lines":  # two files read side by side: a misalignment is counted, not raised
         files = {lang: raw_dir / source.files[lang] for lang in langs}
         chunks = side_by_side(files, CHUNK_LINES)
-        observed = "{}: {{}} lines, {}: {{}} lines".format(files[la].name, files[lb].name)
+        observed = f"{files[la].name}: {{}} lines, {files[lb].name}: {{}} lines"
     else:  # the other formats' readers (nmt.data.formats) raise on a misalignment
         chunks = ((a, b) for _, a, b in source_chunks(source, raw_dir, langs, CHUNK_LINES))
         observed = f"{', '.join(source.names)}: {{}} pairs"

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from nmt.errors import DataError, NmtError
 from nmt.decode import search
 from nmt.decode.hypotheses import Hypothesis
+from nmt.errors import DataError, NmtError
 from nmt.runtime.package import REEXPORT
 from nmt.text.vocab import PAD_ID
 
@@ -88,7 +88,8 @@ class OnnxModel:
         self.encoder, self.decoder = open_sessions([encoder, decoder_step], device, threads)
         self.max_len = max_len
         for session, path, wanted in ((self.encoder, encoder, {"src"}),
-                                      (self.decoder, decoder_step, {"tokens", "rows", "src_mask", "self_k_0", "cross_k_0"})):
+                                      (self.decoder, decoder_step,
+                                       {"tokens", "rows", "src_mask", "self_k_0", "cross_k_0"})):
             have = {i.name for i in session.get_inputs()}
             if not wanted <= have:
                 raise DataError(f"{path}: graph inputs {sorted(have)} lack {sorted(wanted - have)}; {REEXPORT}")

@@ -19,10 +19,10 @@ from typing import Any
 
 from nmt.config.evaluate import Decoding
 from nmt.config.loader import from_dict
-from nmt.files.cores import available_cores
 from nmt.decode.hypotheses import Hypothesis
 from nmt.decode.lines import LineTranslator
 from nmt.errors import NmtError
+from nmt.files.cores import available_cores
 from nmt.runtime.package import Package, load_package
 from nmt.runtime.pool import DecoderPool
 from nmt.runtime.session import OnnxModel

@@ -18,8 +18,17 @@ import flows.evidence
 from flows.evidence import BETTER, NO_DIFFERENCE, WORSE, decide_by_evidence, markdown, to_json, write_json
 from flows.registry import promote_config
 from nmt.config.promote import PromoteConfig
-from nmt.evaluate.paired import (Comparison, PairedResult, holm, paired_bootstrap, percentile_interval,
-                                 resampled_sums, scores_from_sums, sentence_statistics, two_sided_p)
+from nmt.evaluate.paired import (
+    Comparison,
+    PairedResult,
+    holm,
+    paired_bootstrap,
+    percentile_interval,
+    resampled_sums,
+    scores_from_sums,
+    sentence_statistics,
+    two_sided_p,
+)
 from support.scratch import ROOT
 
 REAL_RECORD = ROOT / "reports" / "promotion" / "nmt-de-en.json"  # the committed real promotion (issue 51, 7)

@@ -1,4 +1,4 @@
-"""Files translated whole without a model (nmt/serve/formats/, nmt/serve/office.py): a .docx and an
+"""Files translated whole without a model (nmt/serve/markup/formats/, nmt/serve/markup/office.py): a .docx and an
 .srt made here, translated by fake models, opened again by their readers; .txt layout; limits and errors."""
 
 from __future__ import annotations
@@ -12,8 +12,15 @@ import pytest
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
-from nmt.serve.formats import (BadDocument, DocumentLimits, DocumentTooLarge, UnsupportedDocument, read_document,
-                               translate_document, wrap)
+from nmt.serve.markup.formats import (
+    BadDocument,
+    DocumentLimits,
+    DocumentTooLarge,
+    UnsupportedDocument,
+    read_document,
+    translate_document,
+    wrap,
+)
 
 TIMING = re.compile(r"\d\d:\d\d:\d\d,\d\d\d --> \d\d:\d\d:\d\d,\d\d\d")
 
@@ -182,8 +189,8 @@ def test_a_text_file_keeps_its_layout() -> None:
 
 
 def test_an_html_file_goes_through_the_markup_module() -> None:
-    out = translate_document("page.HTML", "<p>Ein <b>roter</b> Ball</p><script>x</script>".encode(), upper)
-    assert out == "<p>EIN <b>ROTER</b> BALL</p><script>x</script>".encode()
+    out = translate_document("page.HTML", b"<p>Ein <b>roter</b> Ball</p><script>x</script>", upper)
+    assert out == b"<p>EIN <b>ROTER</b> BALL</p><script>x</script>"
 
 
 def test_unknown_types_sizes_and_broken_files_are_refused_with_their_status() -> None:

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from nmt.runtime.translator import OnnxTranslator
-from nmt.serve.markup import parse_html
+from nmt.serve.markup.html import parse_html
 from support.onnx import sentences
 from support.serve import ThreadServer, ask, config, offline, offline_html, post
 
@@ -107,7 +107,8 @@ def test_file_errors_name_the_limit_or_the_kind(server: ThreadServer, package: P
 
 def test_glossary_terms_and_do_not_translate_spans_come_through(server: ThreadServer, translator) -> None:
     plain = sentences(5, seed=4)
-    assert post(server.url, json=ask(plain)).json()["translatedText"] == offline(translator, plain)  # no term: as before
+    # no term: as before
+    assert post(server.url, json=ask(plain)).json()["translatedText"] == offline(translator, plain)
     text = "s1 s2 s3 s4 s6"
     assert "ZIELWORT" in post(server.url, json=ask(text)).json()["translatedText"]  # --glossary de-en:FILE
     asked = post(server.url, json=ask(text, glossary={"s6": "SECHS"}, do_not_translate=["s1 s2"])).json()
@@ -163,7 +164,7 @@ def test_a_page_being_aligned_holds_up_no_plain_text_request(server: ThreadServe
     request (cut into sentences on the text thread) is answered."""
     import threading
 
-    from nmt.serve import translating
+    from nmt.serve.api import translating
 
     started, release, real = threading.Event(), threading.Event(), translating._aligned
 
