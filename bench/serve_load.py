@@ -49,7 +49,7 @@ from bench.common.held_sockets import hold_heads
 from bench.common.load import Step, closed_loop, open_loop, parity, pct, under_32
 from bench.common.record import RESULTS, write_result
 from bench.common.server import Server
-from nmt.serve.config import ServeConfig
+from nmt.serve.api.options import ServeConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,8 +58,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def offline(model: Path, int8: bool, threads: int, lines: list[str], batch1: int) -> dict[str, Any]:
     """The same package without the server, in this process: batch 1, 32 random, 64 length-sorted."""
-    from nmt.serve.decoding import translate_sentences
-    from nmt.serve.engine import load_model
+    from nmt.serve.engine.decoding import translate_sentences
+    from nmt.serve.engine.package import load_model
 
     translator = load_model(model, int8=int8, threads=threads).translator
 
