@@ -210,8 +210,8 @@ def measure(package: Path, data: Path, splits: list[str], sentences: int, per_se
             lexicon_path: Path | None, seed: int, examples: int) -> dict[str, Any]:
     from nmt.data.lexicon import LexicalScore
     from nmt.serve.engine.package import load_model
-    from nmt.serve.markup.html import parse_html
     from nmt.serve.engine.sentences import SentenceSplitter
+    from nmt.serve.markup.html import parse_html
 
     model = load_model(package, threads=0)
     src_lang, tgt_lang = model.languages

@@ -188,8 +188,8 @@ def score(items: list[dict[str, Any]], plain: list[str], swapped: list[str]) -> 
 
 def measure(package: Path, data: Path, splits: list[str], sentences: int, lexicon: Path, glossary_out: Path | None,
             examples: int) -> dict[str, Any]:
-    from nmt.serve.engine.package import load_model
     from nmt.serve.engine.glossary import Glossary
+    from nmt.serve.engine.package import load_model
     from nmt.serve.engine.sentences import SentenceSplitter
 
     model = load_model(package, threads=0)
