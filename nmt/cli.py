@@ -29,6 +29,7 @@ from nmt.serve.api.options import add_arguments as add_serve_arguments
 
 if TYPE_CHECKING:  # numpy and the text pipeline load only when a command runs
     from nmt.decode.lines import LineTranslator
+    from nmt.serve.engine.glossary import Glossary
 
 log = logging.getLogger("nmt.translate")
 
@@ -155,17 +156,20 @@ def translate(args: argparse.Namespace) -> None:
     if args.direction is not None and args.direction != direction:
         raise DataError(f"--model {args.model} translates {direction}, not {args.direction}: pick the model of "
                         f"that direction (the general packages: models/general/{args.direction}/onnx)")
-    from nmt.serve.markup.offline import DOCUMENTS
+    from nmt.serve.engine.glossary import Glossary
+    from nmt.serve.markup.offline import DOCUMENTS, translate_units
 
+    glossary = Glossary.read(args.glossary) if args.glossary is not None else None
     if args.input is not None and args.input.suffix.lower() in DOCUMENTS:
-        _translate_document(translator, args)
+        _translate_document(translator, args, glossary)
         return
     lines = _read_lines(args.input)
     total = sum(1 for x in lines if x.strip())
     log.info("translating %d lines (%d sentences) %s, beam %d", len(lines), total, direction, translator.beam_size)
     bar = tqdm(total=total, unit="sent", desc="translate") if sys.stderr.isatty() else None
     progress = bar.update if bar is not None else ProgressLog(total)
-    out = translator.translate_stream(lines, progress=progress)
+    out = translator.translate_stream(lines, progress=progress) if glossary is None else iter(  # as the server does
+        translate_units(translator, lines, [None] * len(lines), direction.split("-")[0], progress, glossary))
     try:
         if args.output is None:
             for line in out:
@@ -184,7 +188,7 @@ def translate(args: argparse.Namespace) -> None:
             translator.close()  # the decoder processes of --workers
 
 
-def _translate_document(translator: LineTranslator, args: argparse.Namespace) -> None:
+def _translate_document(translator: LineTranslator, args: argparse.Namespace, glossary: Glossary | None) -> None:
     """A .docx, .srt or .html file translated with its formatting (`nmt.serve.markup.offline`), written atomically."""
     from nmt.files.atomic import atomic_open
     from nmt.serve.markup.offline import translate_document_file
@@ -193,7 +197,7 @@ def _translate_document(translator: LineTranslator, args: argparse.Namespace) ->
         raise DataError(f"--input {args.input}: a document; give --output a file of the same kind "
                         f"(e.g. {args.input.with_stem(args.input.stem + '.translated').name})")
     data = translate_document_file(translator, args.input.name, args.input.read_bytes(),
-                                   translator.vocabs.direction.split("-")[0])
+                                   translator.vocabs.direction.split("-")[0], glossary=glossary)
     with atomic_open(args.output, "wb", encoding=None) as fh:
         fh.write(data)
     log.info("translated %s into %s", args.input, args.output)
@@ -246,6 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
                    ".html or .htm file is translated with its formatting into --output (same kind)")
     p.add_argument("--output", type=Path, help="output file, written atomically; not the input (default: stdout, "
                                               "line by line as translations are made)")
+    p.add_argument("--glossary", type=Path, help="terms to translate as given (a TSV, as `nmt serve --glossary`): "
+                   "lines are then translated as the server translates a text (cut into sentences, terms swapped)")
     p.add_argument("--batch-size", type=int, default=64, help="sentences decoded together (default: 64)")
     p.add_argument("--threads", type=int, default=0,
                    help="CPU threads of each decoder (default: 0: the library's default in this process, the cores "

@@ -26,7 +26,7 @@ from nmt.serve.engine.glossary import Glossary
 from nmt.serve.engine.package import Engine, Model
 from nmt.serve.engine.router import Detected
 from nmt.serve.engine.sentences import Segmented
-from nmt.serve.engine.termswap import TermMasked, mask_terms
+from nmt.serve.engine.termswap import TermMasked, mask_sentences, restore_all, to_model
 from nmt.serve.markup.align import thread_aligner
 from nmt.serve.markup.html import HtmlDocument
 from nmt.serve.markup.inline import Unit
@@ -86,9 +86,7 @@ def _split_and_mask(state: ServeState, texts: list[str], langs: list[str],
     segmented = state.split(texts, langs)
     masks: list[TermMasked | None] = []
     for seg, glossary in zip(segmented, glossaries or [None] * len(texts)):
-        for sentence in seg.sentences:
-            masked = mask_terms(sentence, glossary) if glossary is not None else None
-            masks.append(masked if isinstance(masked, TermMasked) else None)
+        masks += mask_sentences(seg.sentences, glossary)
     return segmented, masks
 
 
@@ -131,8 +129,7 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
     state.batcher.check_room(min(cfg.max_sentences, sum(1 for t in texts if t.strip())), admitted)  # a text: a sentence
     segmented, masks = await loop.run_in_executor(state.text_pool, _split_and_mask, state, texts,
                                                   [e.current.languages[0] for e in engines], glossaries)
-    sentences = [s for seg in segmented for s in seg.sentences]
-    sentences = [s if m is None else m.text for s, m in zip(sentences, masks)]
+    sentences = to_model([s for seg in segmented for s in seg.sentences], masks)
     routes = [e for seg, e in zip(segmented, engines) for _ in seg.sentences]
     size = cfg.max_sentences if chunked else max(1, len(sentences))
     aside = state.watch.aside(state.text_pool, texts, engines, found) if watched else None  # languages, samples
@@ -160,8 +157,7 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
 def _joined(segmented: list[Segmented], translated: list[Output], masks: list[TermMasked | None], alternatives: int,
             generation: int) -> Texts:
     """Each text's translation, alternatives and confidence from its sentences' outputs (terms restored)."""
-    translated = [o if m is None else replace(o, texts=[m.restore(t) for t in o.texts])
-                  for o, m in zip(translated, masks)]
+    translated = [o if m is None else replace(o, texts=restore_all(o.texts, m)) for o, m in zip(translated, masks)]
     out, alts, confidence, best, start = [], [], [], [], 0
     for seg in segmented:
         outputs = translated[start:start + len(seg.parts) // 2]  # per sentence

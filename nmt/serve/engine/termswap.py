@@ -1,13 +1,15 @@
 """A glossary's matches swapped for placeholders before decoding, and back after (the rules:
 docs/serving.md, "Terminology"): `mask_terms` masks a sentence's terms, do-not-translate spans and
 protected spans as numbered placeholders; `TermMasked.restore` writes the target terms back.
+`mask_sentences` and `restore_all` are the one way every path (the server's routes, `nmt translate`)
+applies a glossary around decoding.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from nmt.serve.engine.glossary import Glossary, Term
@@ -83,3 +85,22 @@ def mask_terms(sentence: str, glossary: Glossary | None = None, keep: Iterable[s
         last = end
     out.append(sentence[last:])
     return TermMasked("".join(out), tuple(spans), tuple(initial), tuple(t for _, _, t in matches))
+
+
+def mask_sentences(sentences: Sequence[str], glossary: Glossary | None) -> list[TermMasked | None]:
+    """Each sentence's glossary terms masked before decoding (its `.text` goes to the model); None where
+    there is no glossary or no term or do-not-translate span in the sentence (it is decoded as it is)."""
+    if glossary is None:
+        return [None] * len(sentences)
+    masked = (mask_terms(sentence, glossary) for sentence in sentences)
+    return [m if isinstance(m, TermMasked) else None for m in masked]
+
+
+def to_model(sentences: Sequence[str], masks: Sequence[TermMasked | None]) -> list[str]:
+    """What the model reads: each sentence, or its masked text where it has terms."""
+    return [s if m is None else m.text for s, m in zip(sentences, masks)]
+
+
+def restore_all(translations: Sequence[str], mask: TermMasked | None) -> list[str]:
+    """A sentence's translations (best first) with its target terms written back."""
+    return list(translations) if mask is None else [mask.restore(t) for t in translations]
