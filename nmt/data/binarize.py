@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from nmt.command import arg, stage_main
+from nmt.data.chunks import CHUNK_LINES
 from nmt.data.indexed import DETOKENIZER, FORMAT_VERSION, MANIFEST, IndexedWriter, id_dtype, open_indexed
 from nmt.data.shards import ShardJob, decode_shard, ordered_map, read_shards, resolve_workers
 from nmt.files.atomic import atomic_write_text, staged_dir
@@ -52,7 +53,6 @@ log = logging.getLogger(__name__)
 
 REPORT_NAME = "binarize"
 SPLITS = ("train", "val")  # what training reads as ids
-CHUNK_LINES = 20_000  # lines numericalised and appended at a time: the stage's memory, whatever the corpus
 SPECIAL_IDS = {"src": 1, "tgt": 2}  # ids every sequence has besides its symbols: </s>; <s> and </s>
 # Training targets the detokenizer is learned from (the first ones; all of Multi30k's 29,000). Its
 # rules are majority votes on punctuation and clitics, settled long before this; the cap keeps the

@@ -16,6 +16,8 @@ from nmt.errors import DataError
 
 Chunk = tuple[int, list[str], list[str]]  # (first_line, side_a, side_b)
 Pair = tuple[int, str, str]  # (line or translation-unit number, side a, side b)
+CHUNK_LINES = 20_000  # lines read (and numericalised) at a time by validate, mixing and binarize: their memory,
+# whatever the corpus (~1.5 MB of text per side)
 
 
 def chunked(pairs: Iterable[Pair], chunk_lines: int) -> Iterator[Chunk]:

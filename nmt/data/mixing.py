@@ -35,6 +35,7 @@ import numpy as np
 from nmt.config.data import DataConfig, ValidateConfig
 from nmt.config.mix import MixSource
 from nmt.data.blind import index_blind
+from nmt.data.chunks import CHUNK_LINES
 from nmt.data.cleaning import REPEATED, Cleaner, Mask, pair_digests
 from nmt.data.decontaminate import Decontaminator
 from nmt.data.formats import source_chunks
@@ -45,7 +46,6 @@ from nmt.gates.gate import Gate
 
 log = logging.getLogger(__name__)
 
-CHUNK_LINES = 20_000
 OVERLAP = "in a dev or test set"  # decontamination's count
 
 

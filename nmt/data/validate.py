@@ -40,7 +40,7 @@ from typing import Any
 
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, ValidateConfig
-from nmt.data.chunks import Digests, Reservoir, Unreadable, side_by_side
+from nmt.data.chunks import CHUNK_LINES, Digests, Reservoir, Unreadable, side_by_side
 from nmt.data.formats import source_chunks
 from nmt.errors import ConfigError, DataError
 from nmt.files.atomic import atomic_open, staged_dir
@@ -50,7 +50,6 @@ from nmt.gates.gate import Gate
 log = logging.getLogger(__name__)
 
 REPORT_NAME = "raw"
-CHUNK_LINES = 20_000  # lines read from each file of a split at a time (~1.5 MB of text per side)
 SAMPLE_ROWS = 10_000  # rows per split the distribution expectations see (all rows of a smaller split)
 SAMPLE_SEED = 29  # the reservoir's seed: the same corpus gives the same sample and report
 DIGEST_BYTES = 16  # per pair, for the exact duplicate count

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from nmt.serve.markup.htmlscan import Event, element_end, scan
-from nmt.serve.markup.inline import ATOM, CLOSE, OPEN, Tag, Unit, build_unit
+from nmt.serve.markup.inline import ATOM, CLOSE, LETTER, OPEN, Tag, Unit, build_unit
 
 
 class UnitBudget(Protocol):
@@ -47,7 +47,6 @@ ATOMIC = frozenset("code kbd samp var svg math img wbr".split())  # inline, carr
 VERBATIM = frozenset("script style pre textarea template code kbd samp var svg math".split())
 VOID = frozenset("area base br col embed hr img input keygen link meta param source track wbr".split())
 _WS = re.compile(r"[ \t\n\r\f]+")
-_LETTER = re.compile(r"[^\W\d_]")
 _ESCAPES = {"&": "&amp;", "<": "&lt;"}
 
 
@@ -199,7 +198,7 @@ def _segment(items: list[Item], partner: dict[int, int], offset: int) -> list[st
         tail = body[-1].raw[len(stripped):] + tail
         body[-1] = Item("text", stripped, entities=body[-1].entities)
     texts = [_WS.sub(" ", html.unescape(item.raw)) for item in body if item.kind == "text"]
-    if not any(_LETTER.search(t) for t in texts):
+    if not any(LETTER.search(t) for t in texts):
         return ["".join(item.raw for item in items)]
     pieces: list[str | Tag] = []
     for k, item in enumerate(body):

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 OPEN, CLOSE, ATOM, SPAN = "open", "close", "atom", "span"
 # a placeholder in a translation: a number of its own (not the 19 of COVID-19 nor the 4 of A4)
+LETTER = re.compile(r"[^\W\d_]")  # a letter of any script: a unit worth translating has one (else kept as it is)
 SLOT = re.compile(r"(?<![\w.,+-])\d+(?![\d.,]\d|\w)")
 _JOINS = re.compile(r"[\w.,:/%+\-]")  # a character that would run into a placeholder written next to it
 _SPACES = re.compile(r" {2,}")

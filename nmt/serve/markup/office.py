@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nmt.serve.markup.inline import ATOM, CLOSE, OPEN, Tag, Unit, build_unit
+from nmt.serve.markup.inline import ATOM, CLOSE, LETTER, OPEN, Tag, Unit, build_unit
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,6 @@ KEPT = {f"{W}{t}" for t in ("pPr", "bookmarkStart", "bookmarkEnd", "commentRange
 DROPPED = {f"{W}proofErr", f"{W}lastRenderedPageBreak"}  # spell-check and layout marks Word redoes
 CUTS = {f"{W}br", f"{W}cr"}
 REFUSED = {f"{W}fldChar", f"{W}instrText"}  # a field's parts must stay in their order
-_LETTER = re.compile(r"[^\W\d_]")
 
 
 @dataclass
@@ -135,7 +134,7 @@ def _segment(bits: list[Bit]) -> Segment:
         else:
             groups.append([b])
     text = {id(g): "".join(b.child.text or "" for b in g).replace("\n", " ") for g in groups if g[0].kind == "text"}
-    if not any(_LETTER.search(t) for t in text.values()):
+    if not any(LETTER.search(t) for t in text.values()):
         return Segment(bits)
     sizes: dict[tuple[int, str], int] = {}
     for g in groups:

@@ -19,11 +19,11 @@ from nmt.serve.engine.glossary import Glossary
 from nmt.serve.engine.sentences import SentenceSplitter
 from nmt.serve.engine.termswap import mask_sentences, restore_all, to_model
 from nmt.serve.markup.align import SentenceAligner
-from nmt.serve.markup.formats import read_document
+from nmt.serve.markup.formats import FORMATS, read_document
 from nmt.serve.markup.inline import Unit
 from nmt.serve.markup.pairs import align_pairs, has_pairs, plain_text, with_pairs
 
-DOCUMENTS = (".docx", ".srt", ".html", ".htm")  # extensions translated as documents; others: one sentence per line
+DOCUMENTS = tuple(f for f in FORMATS if f != ".txt")  # translated as documents; others: one sentence per line
 BATCH = 256  # sentences handed to the translator at a time
 
 

@@ -15,14 +15,11 @@ text, or not a .docx inside; always a one-line reason).
 from __future__ import annotations
 
 import codecs
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nmt.errors import NmtError
 from nmt.serve.markup.inline import Unit
-
-LETTER = re.compile(r"[^\W\d_]")  # a unit worth translating has one (a cue or paragraph without is kept as it is)
 
 
 class DocumentError(NmtError):

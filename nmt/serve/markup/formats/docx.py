@@ -19,7 +19,8 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 
-from nmt.serve.markup.formats.base import LETTER, BadDocument, Budget, Document, DocumentTooLarge
+from nmt.serve.markup.formats.base import BadDocument, Budget, Document, DocumentTooLarge
+from nmt.serve.markup.inline import LETTER
 
 
 def _reason(exc: BaseException) -> str:

@@ -12,8 +12,8 @@ import bisect
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from nmt.serve.markup.formats.base import LETTER, Budget, Document
-from nmt.serve.markup.inline import ATOM, CLOSE, OPEN, Tag, Unit, build_unit
+from nmt.serve.markup.formats.base import Budget, Document
+from nmt.serve.markup.inline import ATOM, CLOSE, LETTER, OPEN, Tag, Unit, build_unit
 
 SRT_TAG = re.compile(r"</?([biu]|font)\b[^>]*>|\{\\[^}]*\}", re.IGNORECASE)  # one tag's text (see `srt_tags`)
 _SRT_TAG_START = re.compile(r"</?([biu]|font)\b|\{\\", re.IGNORECASE)
