@@ -33,11 +33,9 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from nmt.config.promote import PromoteConfig
 from nmt.evaluate.paired import DEFAULT_RESAMPLES, DEFAULT_SEED, holm, paired_bootstrap
-from nmt.files.atomic import atomic_write_text
 
 log = logging.getLogger(__name__)
 
@@ -171,10 +169,6 @@ def to_json(decision: EvidenceDecision) -> str:
     return json.dumps(asdict(decision), indent=2) + "\n"
 
 
-def write_json(decision: EvidenceDecision, path: Path) -> None:
-    """Write `to_json(decision)` to `path` atomically (a temporary sibling renamed over it)."""
-    atomic_write_text(Path(path), to_json(decision))
-
 
 def _interval(difference: float, low: float, high: float) -> str:
     return f"{difference:+.2f} [{low:+.2f}, {high:+.2f}]"
@@ -202,7 +196,3 @@ def markdown(decision: EvidenceDecision, title: str = "Promotion by evidence") -
               f"Not measured: {decision.not_measured}.", ""]
     return "\n".join(lines)
 
-
-def write_markdown(decision: EvidenceDecision, path: Path, title: str = "Promotion by evidence") -> None:
-    """Write `markdown(decision, title)` to `path` atomically."""
-    atomic_write_text(Path(path), markdown(decision, title))

@@ -15,9 +15,21 @@ import pytest
 
 from nmt.serve.engine.sentences import SentenceSplitter
 from nmt.serve.engine.spans import mask
-from nmt.serve.markup.html import parse_html, split_html, translate_html
+from nmt.serve.markup.html import parse_html
 from nmt.serve.markup.htmlscan import scan
 from nmt.serve.markup.inline import SLOT
+
+
+def split_html(source: str):
+    """The units to translate and the function that puts their translations back."""
+    doc = parse_html(source)
+    return doc.units, doc.rebuild
+
+
+def translate_html(source: str, translate) -> str:
+    """`source` translated: `translate` gets the units' texts and returns their translations."""
+    doc = parse_html(source)
+    return doc.rebuild(translate(doc.units) if doc.units else [])
 
 PAGE = """<!DOCTYPE html>
 <html lang="de"><head><meta charset="utf-8"><meta name="description" content="Eine Seite">

@@ -16,8 +16,8 @@ for the model (`&amp;` is `&`) and written back as the unit's source wrote them 
 `translate="no"` or class `notranslate`, with everything inside; inside a sentence such an element
 is one placeholder (`Run <code>ls</code> now` is `Run 1 now`). Attributes are never translated.
 
-    units, rebuild = split_html(html)
-    html_out = rebuild(translate(units))   # translate: texts in, their translations out
+    doc = parse_html(html)
+    html_out = doc.rebuild(translate(doc.units))   # translate: texts in, their translations out
 """
 
 from __future__ import annotations
@@ -257,16 +257,3 @@ def parse_html(source: str, budget: UnitBudget | None = None) -> HtmlDocument:
     for part in _flows(scan(source)):
         parts += [part] if isinstance(part, str) else _units(part, budget)
     return HtmlDocument(tuple(p for p in parts if p != ""))
-
-
-def split_html(source: str) -> tuple[list[str], Callable[[Sequence[str]], str]]:
-    """The units to translate and the function that puts their translations back."""
-    doc = parse_html(source)
-    return doc.units, doc.rebuild
-
-
-def translate_html(source: str, translate: Callable[[list[str]], list[str]]) -> str:
-    """`source` translated: `translate` gets the units' texts and returns their translations."""
-    doc = parse_html(source)
-    units = doc.units
-    return doc.rebuild(translate(units) if units else [])

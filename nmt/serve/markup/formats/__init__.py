@@ -40,7 +40,7 @@ from nmt.serve.markup.formats.srt import srt_file, wrap
 from nmt.serve.markup.formats.text import text_file
 
 __all__ = ["FORMATS", "BadDocument", "Document", "DocumentError", "DocumentLimits", "DocumentTooLarge",
-           "UnsupportedDocument", "read_document", "translate_document", "wrap"]
+           "UnsupportedDocument", "read_document", "wrap"]
 
 TextReader = Callable[[str, str, Callable[[str], bytes], Budget], Document]
 TEXT_READERS: dict[str, TextReader] = {".txt": text_file, ".html": html_file, ".htm": html_file, ".srt": srt_file}
@@ -60,10 +60,3 @@ def read_document(name: str, data: bytes, limits: DocumentLimits = DocumentLimit
         return docx_file(name, data, budget)
     text, encode = decode(data, name)
     return TEXT_READERS[suffix](name, text, encode, budget)
-
-
-def translate_document(name: str, data: bytes, translate: Callable[[list[str]], list[str]],
-                       limits: DocumentLimits = DocumentLimits()) -> bytes:
-    """The file translated: `translate` gets the units' texts and returns their translations."""
-    doc = read_document(name, data, limits)
-    return doc.write(translate(doc.units) if doc.units else [])
