@@ -1,4 +1,4 @@
-"""Promotion by evidence (issue 41, item 1; issue 51, finding 7): the challenger takes the stage
+"""Promotion by evidence: the challenger takes the stage
 only when every test set shows it not worse than the champion by more than a margin, none shows
 it significantly worse, and it is not much slower.
 

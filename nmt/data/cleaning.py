@@ -1,4 +1,4 @@
-"""Cleaning rules for training pairs (issue 38, item 3), in the spirit of OpusFilter's filters.
+"""Cleaning rules for training pairs, in the spirit of OpusFilter's filters.
 
 Each rule looks at a chunk of pairs and returns a mask of the pairs it rejects; `Cleaner` runs
 the rules `validate.clean` turns on, in a fixed order, and attributes every dropped pair to the

@@ -1,4 +1,4 @@
-"""Decontamination: keep every dev and test sentence out of training (issue 38, item 4).
+"""Decontamination: keep every dev and test sentence out of training.
 
 The dev and test sources of a mix are indexed first, per language; then each training pair is
 looked up, both sides, and dropped (or, with `remove: false`, counted to fail the stage) when a

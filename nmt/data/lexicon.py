@@ -1,5 +1,5 @@
 """A bilingual-dictionary score for sentence pairs: does the target translate the source?
-(issue 38, item 3: misaligned pairs in the right languages and of plausible lengths).
+It finds misaligned pairs in the right languages and of plausible lengths.
 
 The dictionary is a file in the format of Ding (Frank Richter's German-English dictionary,
 Debian package `trans-de-en`, /usr/share/trans/de-en; GPL-2+): a line per entry, `German ::

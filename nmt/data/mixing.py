@@ -1,5 +1,5 @@
 """The validate stage for a corpus mix (`data.mixes`): read every source as published, clean and
-decontaminate the training sources, and write the mix's splits (issue 38, items 2-4).
+decontaminate the training sources, and write the mix's splits.
 
 Three passes, each streaming its sources chunk by chunk (memory: a chunk, the dev/test index,
 and 8 bytes per distinct training pair for the duplicate look-up):

@@ -1,5 +1,5 @@
 """Systems' translations as corpora of a mix: a source file and several target files of the same
-lines (issue 52, items 1 and 2). The split formats are configured by `nmt.config.systems`.
+lines. The split formats are configured by `nmt.config.systems`.
 
 `format: systems` reads a source file, one file per system with its translation of every line and,
 optionally, a human reference file that tells the general-test lines (with a reference) from the

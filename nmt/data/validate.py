@@ -8,7 +8,7 @@ length ratio) are dropped from the splits in `validate.filter_splits` (train by 
 test sets stay intact) and counted in the report; corpus-level problems (too few pairs,
 too many duplicates, too many filtered rows) fail the gate and nothing is written.
 
-The stage streams, in time linear and memory flat in the corpus size (issue 29). A split's two
+The stage streams, in time linear and memory flat in the corpus size. A split's two
 files are read side by side in chunks of `CHUNK_LINES` lines (`nmt.data.shards.read_shards`,
 plain or gzip); each chunk pair is measured, filtered and appended to the output in a staged
 directory, which replaces `--out` only once the whole gate has passed. What needs a whole split

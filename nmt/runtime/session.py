@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 # ONNX Runtime graph rewrites left out on the CPU. SkipLayerNormFusion turns each residual Add +
 # LayerNormalization into one SkipLayerNormalization, whose CPU kernel took 12% of a decoder
 # step and 17% of the encoder where the two ops it replaces take 2-4% (ONNX Runtime's profiler,
-# issue 31); without it, at one thread, greedy fp32 +14%, beam 4 fp32 +13%, greedy int8 +21%,
+# bench/decode_levers.py); without it, at one thread, greedy fp32 +14%, beam 4 fp32 +13%, greedy int8 +21%,
 # fp32 output unchanged.
 CPU_DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)
 

@@ -43,7 +43,7 @@ class ServeConfig:
     port: int = knob(5000, "TCP port (LibreTranslate's default)")
     # decoders side by side, each on its own inference thread with its own per-batch state; 0: one per core
     # measured (docs/serving.md, bench/results/serve.json): 2 decoders x 1 thread serve ~1.1-1.3x the
-    # sentences/s of 1 x 2 at 2-64 clients on 2 cores, but as the default (a full load test, issue 31)
+    # sentences/s of 1 x 2 at 2-64 clients on 2 cores, but as the default (a full load test)
     # a lone request ran on one core (p50 +9.0 ms over offline batch 1, 7.0 allowed), the mean batch at
     # 32 clients fell to 12.9 (>= 16 asked) and RSS under 2x overload grew 1.52x: one decoder by default
     decoders: int = knob(1, "decoders side by side, each on its own inference thread, all fed by the one queue "

@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 # How often Python lets another thread take the GIL, while more than one decoder thread runs.
 # Session runs release the GIL, but search and text are Python: by default (5 ms) a decoder whose session run ended
 # waits up to 5 ms for the GIL while another runs Python, so two decoders x 1 thread served 55.6 sentences/s at 32
-# clients against 90.5 at 0.2 ms (beam 16, fp32, 2 cores; bench/serve_load.py variants, issue 31). The server owns its
+# clients against 90.5 at 0.2 ms (beam 16, fp32, 2 cores; bench/serve_load.py variants). The server owns its
 # process; the interval is restored when the threads have stopped.
 SWITCH_INTERVAL_S = 0.0002
 # With one decoder the server still runs Python on several threads (the text, document and alignment

@@ -1,4 +1,4 @@
-"""Which output words translate a span of the input: alignment by leaving the span out (issue 42).
+"""Which output words translate a span of the input: alignment by leaving the span out.
 
 The model reads the source twice, once as it is and once with the span's symbols replaced by
 <unk>, and scores the same output both times (teacher forcing, one `Backend` step per output

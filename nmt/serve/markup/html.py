@@ -1,4 +1,4 @@
-"""`format: html`: an HTML fragment or document cut into translatable units and put back (issue 42, item 1).
+"""`format: html`: an HTML fragment or document cut into translatable units and put back.
 
 Parsed with the standard library's `html.parser.HTMLParser` (`nmt.serve.markup.htmlscan`; no dependency,
 and it never drops or reorders anything): every construct's source text is kept, and only the text between tags is

@@ -1,4 +1,4 @@
-"""Inline markup carried through the model by placeholder (issue 42): a unit of text and its slots.
+"""Inline markup carried through the model by placeholder: a unit of text and its slots.
 
 A unit is a run of text with inline markup in it: tag pairs (HTML's `<b>`...`</b>`, a .docx run's
 formatting), atoms (an `<img>`, a `<code>` element, a comment, a .docx tab) and spans (URLs,

@@ -1,4 +1,4 @@
-"""A .docx file's paragraphs as units, and the translations written back into its runs (issue 42, item 2).
+"""A .docx file's paragraphs as units, and the translations written back into its runs.
 
 Opened and saved with python-docx (its lxml tree: every paragraph `w:p` of the body, tables and
 text boxes included, and of the headers and footers). A paragraph is translated as one text, so a

@@ -1,4 +1,4 @@
-"""Inline tag pairs put back by alignment instead of by placeholder (issue 42, `format: html`).
+"""Inline tag pairs put back by alignment instead of by placeholder (`format: html`).
 
 `nmt.serve.markup.inline` gives the model a unit with every tag as a numbered placeholder. For tag pairs
 (`<b>`...`</b>`, a link) that costs quality and placement: the model reads numbers inside the

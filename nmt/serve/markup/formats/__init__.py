@@ -1,4 +1,4 @@
-"""Files translated whole (issue 42, item 2): read into units, written back with their translations.
+"""Files translated whole: read into units, written back with their translations.
 
 `read_document(name, data)` picks the format by the name's extension and returns a `Document`
 (`nmt.serve.markup.formats.base`): its `units` (texts to translate; each goes through the server's text
@@ -14,7 +14,7 @@ the caller translates. One module per format:
   kept), the zip checked first, bounded.
 
 Every reader is linear in its input and counts its `DocumentLimits` as it goes (`Budget`), so a file
-over a limit stops at the limit, not after a full parse (issue 51, findings 1 and 4). Errors carry
+over a limit stops at the limit, not after a full parse. Errors carry
 the HTTP status the server answers with: `UnsupportedDocument` (415), `DocumentTooLarge` (413),
 `BadDocument` (400).
 """

@@ -3,8 +3,8 @@
 
 A reader turns a file into a `Document`: its `units` (texts to translate) and `write(translations)`,
 the translated file's bytes. It counts its `DocumentLimits` as it goes (`Budget`: units, characters,
-inline tags nested in one unit), so a file over a limit stops at the limit, not after a full parse
-(issue 51, findings 1 and 4). Text formats are decoded by `decode` (UTF-8, or UTF-16 with its
+inline tags nested in one unit), so a file over a limit stops at the limit, not after a full parse.
+Text formats are decoded by `decode` (UTF-8, or UTF-16 with its
 byte-order mark), and written back the same way.
 
 Errors carry the HTTP status the server answers with: `UnsupportedDocument` (415: another

@@ -5,7 +5,7 @@ Every member is inflated from its raw bytes `_CHUNK` at a time (whatever its ent
 real size counted against `max_unpacked_bytes` (413) and checked against its declared size and CRC
 (400); XML parts (by name, or by the content type `[Content_Types].xml` gives them) are pull-parsed
 as they come (lxml's `XMLPullParser`, each element dropped once ended), counting elements,
-paragraphs and characters into the `Budget` (issue 51, findings 1 and 4). A file that is not a
+paragraphs and characters into the `Budget`. A file that is not a
 .docx inside (not a zip, a damaged member, a part that is not XML or an entity amplification lxml
 stops) is a `BadDocument` with a one-line reason.
 """
