@@ -57,7 +57,7 @@ def _words(text: str) -> list[str]:
 def candidates(src: str, ref: str, lexicon: Any | None) -> list[tuple[int, str, str]]:
     """(word index in `src`'s words, the word, its expected translation) for the words whose
     translation in `ref` is unambiguous (the module's rule)."""
-    from nmt.data.lexicon import _forms
+    from nmt.data.lexicon import word_forms
 
     words, ref_words = _words(src), _words(ref)
     src_count, ref_lower = {w: words.count(w) for w in words}, [w.casefold() for w in ref_words]
@@ -74,8 +74,8 @@ def candidates(src: str, ref: str, lexicon: Any | None) -> list[tuple[int, str, 
         if translations is None or len(translations) != 1:
             continue
         (target,) = translations
-        forms = set(_forms(target, "en"))
-        hits = [r for r, low in zip(ref_words, ref_lower) if low in forms or set(_forms(low, "en")) & forms]
+        forms = set(word_forms(target, "en"))
+        hits = [r for r, low in zip(ref_words, ref_lower) if low in forms or set(word_forms(low, "en")) & forms]
         if len(hits) == 1:
             found.append((k, w, hits[0]))
     return found
@@ -170,25 +170,25 @@ def well_formed(fragment: str) -> bool:
 
 def wraps(inner: str, expected: str) -> bool:
     """The tag's text is at most MAX_WRAPPED words and one of them is a form of `expected`."""
-    from nmt.data.lexicon import _forms
+    from nmt.data.lexicon import word_forms
 
     words = [w.casefold() for w in _words(re.sub(r"<[^>]*>", "", html.unescape(inner)))]
-    forms = set(_forms(expected.casefold(), "en"))
-    return 0 < len(words) <= MAX_WRAPPED and any(w in forms or set(_forms(w, "en")) & forms for w in words)
+    forms = set(word_forms(expected.casefold(), "en"))
+    return 0 < len(words) <= MAX_WRAPPED and any(w in forms or set(word_forms(w, "en")) & forms for w in words)
 
 
 def score(items: list[dict[str, Any]], tagged_out: list[str], plain_out: list[str]) -> dict[str, Any]:
     import sacrebleu
 
-    from nmt.data.lexicon import _forms
+    from nmt.data.lexicon import word_forms
 
     tags = hit = translated = hit_translated = 0
     for item, out, plain in zip(items, tagged_out, plain_out):
         found = {int(m.group(1)): m.group(2) for m in _TAG.finditer(out)}
-        plain_forms = {f for w in _words(plain) for f in _forms(w.casefold(), "en")}
+        plain_forms = {f for w in _words(plain) for f in word_forms(w.casefold(), "en")}
         for k, expected in enumerate(item["expected"]):
             ok = k in found and wraps(found[k], expected)
-            has = bool(set(_forms(expected.casefold(), "en")) & plain_forms)
+            has = bool(set(word_forms(expected.casefold(), "en")) & plain_forms)
             tags, hit, translated, hit_translated = tags + 1, hit + ok, translated + has, hit_translated + (ok and has)
     stripped = [html.unescape(re.sub(r"<[^>]*>", "", out)) for out in tagged_out]
     refs = [[item["reference"] for item in items]]

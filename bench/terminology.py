@@ -112,12 +112,12 @@ def occurs(text: str, phrase: str) -> bool:
 
 def candidates(src: str, src_lang: str) -> list[str]:
     """The source words the rule considers (see the module's docstring)."""
-    from nmt.data.lexicon import _STOP
+    from nmt.data.lexicon import STOP_WORDS
 
     if src_lang == "de":
         return [m.group(0) for m in _ONE_WORD.finditer(src) if m.group(0)[:1].isupper() and len(m.group(0)) >= 3
                 and not _OPENS.search(src, 0, m.start())]
-    return [w for w in _ONE_WORD.findall(src) if len(w) >= 3 and w.casefold() not in _STOP["en"]]
+    return [w for w in _ONE_WORD.findall(src) if len(w) >= 3 and w.casefold() not in STOP_WORDS["en"]]
 
 
 def term_set(pairs: list[tuple[str, str]], src_lang: str, table: dict[str, dict[str, str]]
