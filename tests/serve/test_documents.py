@@ -12,6 +12,7 @@ import pytest
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
+from nmt.serve.api.files import document_refusal
 from nmt.serve.markup.formats import (
     BadDocument,
     DocumentLimits,
@@ -195,17 +196,17 @@ def test_an_html_file_goes_through_the_markup_module() -> None:
 def test_unknown_types_sizes_and_broken_files_are_refused_with_their_status() -> None:
     with pytest.raises(UnsupportedDocument, match="type .pdf") as err:
         read_document("a.pdf", b"%PDF")
-    assert err.value.status == 415
+    assert document_refusal(err.value).status == 415
     with pytest.raises(UnsupportedDocument, match="no extension"):
         read_document("README", b"x")
     with pytest.raises(DocumentTooLarge) as big:
         read_document("a.txt", b"x" * 101, DocumentLimits(max_bytes=100))
-    assert big.value.status == 413
+    assert document_refusal(big.value).status == 413
     with pytest.raises(DocumentTooLarge, match="characters"):
         read_document("a.txt", b"abc\ndef", DocumentLimits(max_chars=5))
     with pytest.raises(BadDocument, match="not UTF-8") as bad:
         read_document("a.srt", b"\xff\xfe\xfa")
-    assert bad.value.status == 400
+    assert document_refusal(bad.value).status == 400
     with pytest.raises(BadDocument, match="not a zip"):
         read_document("a.docx", b"not a zip")
     with pytest.raises(DocumentTooLarge, match="unpacks"):

@@ -27,7 +27,13 @@ from nmt.serve.api.protocol import HttpError, api_key, read_body
 from nmt.serve.api.state import ServeState
 from nmt.serve.api.translating import deadline_of, request_timeout, translate_units
 from nmt.serve.engine.refusals import Draining
-from nmt.serve.markup.formats import DocumentError, DocumentLimits, read_document
+from nmt.serve.markup.formats import (
+    DocumentError,
+    DocumentLimits,
+    DocumentTooLarge,
+    UnsupportedDocument,
+    read_document,
+)
 
 log = logging.getLogger("nmt.serve")
 T = TypeVar("T")
@@ -48,6 +54,16 @@ async def _upload(request: Request, body: bytes) -> tuple[dict[str, str], Upload
         raise HttpError(400, "Invalid request: missing file (a multipart field named file, with a file name)",
                         "bad_request")
     return {k: v for k, v in form.multi_items() if isinstance(v, str)}, upload
+
+
+# a file that is not translated, as the API answers it: (status, reason counted in /metrics)
+DOCUMENT_REFUSALS: dict[type[DocumentError], tuple[int, str]] = {
+    UnsupportedDocument: (415, "bad_request"), DocumentTooLarge: (413, "too_large")}
+
+
+def document_refusal(exc: DocumentError) -> HttpError:
+    status, reason = DOCUMENT_REFUSALS.get(type(exc), (400, "bad_request"))
+    return HttpError(status, str(exc), reason)
 
 
 def _key(state: ServeState, given: str | None) -> str | None:
@@ -100,7 +116,7 @@ async def _translate_file(request: Request, state: ServeState) -> Response:
         doc = await _by(deadline, cfg.request_timeout_s,
                         loop.run_in_executor(state.doc_pool, read_document, upload.filename, data, limits))
     except DocumentError as exc:
-        raise HttpError(exc.status, str(exc), "too_large" if exc.status == 413 else "bad_request") from None
+        raise document_refusal(exc) from None
     _check_chars(state, key, sum(map(len, doc.units)))
     if engine is None:
         detected = await loop.run_in_executor(state.text_pool, state.router.detect, " ".join(doc.units[:50]))

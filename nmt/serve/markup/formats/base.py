@@ -23,9 +23,7 @@ from nmt.serve.markup.inline import Unit
 
 
 class DocumentError(NmtError):
-    """A file that is not translated; `status` is the HTTP answer."""
-
-    status = 400
+    """A file that is not translated (the API answers each kind with its status: `nmt.serve.api.files`)."""
 
 
 class BadDocument(DocumentError):
@@ -35,13 +33,9 @@ class BadDocument(DocumentError):
 class UnsupportedDocument(DocumentError):
     """A file extension no reader here takes."""
 
-    status = 415
-
 
 class DocumentTooLarge(DocumentError):
     """Over a size limit."""
-
-    status = 413
 
 
 @dataclass(frozen=True)
