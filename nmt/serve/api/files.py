@@ -62,7 +62,7 @@ DOCUMENT_REFUSALS: dict[type[DocumentError], tuple[int, str]] = {
 
 
 def document_refusal(exc: DocumentError) -> HttpError:
-    status, reason = DOCUMENT_REFUSALS.get(type(exc), (400, "bad_request"))
+    status, reason = next((v for kind, v in DOCUMENT_REFUSALS.items() if isinstance(exc, kind)), (400, "bad_request"))
     return HttpError(status, str(exc), reason)
 
 
