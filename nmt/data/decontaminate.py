@@ -22,7 +22,6 @@ Which dev/test set a match hit is recorded, so the report counts the overlap per
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from collections import Counter
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nmt.config.mix import DecontaminateConfig
+from nmt.data.chunks import digest64
 
 _DROP = re.compile(r"[\W_]+", re.UNICODE)  # punctuation, symbols and whitespace runs
 _SHIFT = np.uint64(32)
@@ -44,7 +44,7 @@ def normalize(text: str) -> str:
 
 def digest(text: str) -> int:
     """8-byte BLAKE2b digest of a normalized sentence, as an int."""
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+    return digest64(text)
 
 
 class MinHasher:
@@ -61,8 +61,7 @@ class MinHasher:
     def shingles(self, text: str) -> np.ndarray:
         n = self.shingle
         grams = {text[i:i + n] for i in range(max(1, len(text) - n + 1))}
-        return np.fromiter((int.from_bytes(hashlib.blake2b(g.encode(), digest_size=8).digest(), "little")
-                            for g in grams), dtype=np.uint64, count=len(grams))
+        return np.fromiter((digest64(g) for g in grams), dtype=np.uint64, count=len(grams))
 
     def signature(self, text: str) -> np.ndarray:
         x = self.shingles(text)  # (S,) 64-bit n-gram hashes
