@@ -40,8 +40,8 @@ from nmt.evaluate.paired import DEFAULT_RESAMPLES, DEFAULT_SEED, holm, paired_bo
 log = logging.getLogger(__name__)
 
 WORSE, BETTER, NO_DIFFERENCE = "significantly worse", "significantly better", "no significant difference"
-NOT_MEASURED = ("the spread between training seeds (about a point of sacreBLEU on val, "
-                "reports/experiments.md): the intervals cover the test sentences' sampling only")
+NOT_MEASURED = ("the spread between training seeds (reports/experiments.md measures it): the intervals cover "
+                "the test sentences' sampling only")
 
 TestSet = tuple[Sequence[str], Sequence[str], Sequence[str]]  # references, champion, challenger hypotheses
 
