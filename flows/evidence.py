@@ -20,8 +20,8 @@ a 95% percentile interval of the difference challenger - champion.
 What this does not measure: the bootstrap resamples test sentences, so its intervals cover the
 sampling of the test set only, for these two trained models. It says nothing about the spread
 between training runs: another training seed (or only another batch order) of the same settings
-moves `val` by about a point of sacreBLEU (0.7-1.2; reports/experiments.md, "How much one run can
-tell: another seed" and "Late epochs"). "Significantly better" here is a statement about these two
+moves `val` too (reports/experiments.md, "How much one run can tell: another seed" and "Late
+epochs"). "Significantly better" here is a statement about these two
 checkpoints, not about their settings; "no significant difference" is not evidence of equality.
 Nor does it measure speed's noise: the speed ratio is one measurement each, compared as it is.
 """

@@ -10,7 +10,7 @@ side matches a dev/test sentence of its language:
   (of the normalized text), estimated by MinHash with `permutations` hash functions, is at least
   `near_threshold`. Candidates come from locality-sensitive hashing: the signature is cut into
   `bands` bands, and two sentences are compared only when one band is equal (the chance to be
-  compared as a function of similarity: docs/data.md), so the cost is one signature
+  compared, by similarity: docs/data.md), so the cost is one signature
   and a few dictionary look-ups per training side, never all pairs against all. Sentences shorter
   than `near_min_chars` (normalized) are matched exactly only: two short sentences that differ
   by a word ("Tom is here." / "Tom is there.") are different sentences, not a leak.
