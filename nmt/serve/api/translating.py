@@ -160,7 +160,7 @@ def _joined(segmented: list[Segmented], translated: list[Output], masks: list[Te
     translated = [o if m is None else replace(o, texts=restore_all(o.texts, m)) for o, m in zip(translated, masks)]
     out, alts, confidence, best, start = [], [], [], [], 0
     for seg in segmented:
-        outputs = translated[start:start + len(seg.parts) // 2]  # per sentence
+        outputs = translated[start:start + len(seg)]  # per sentence
         start += len(outputs)
         hyps = [o.texts for o in outputs]  # per sentence, best first
         best.append([h[0] for h in hyps])

@@ -33,10 +33,19 @@ class Segmented:
     def sentences(self) -> list[str]:
         return list(self.parts[1::2])
 
+    @property
+    def separators(self) -> list[str]:
+        """What surrounds the sentences: before the first, between each two, after the last."""
+        return list(self.parts[0::2])
+
+    def __len__(self) -> int:
+        """The number of sentences."""
+        return len(self.parts) // 2
+
     def join(self, translations: Sequence[str]) -> str:
         """The text with sentence i replaced by `translations[i]`."""
-        if len(translations) != len(self.parts) // 2:
-            raise ValueError(f"{len(translations)} translations for {len(self.parts) // 2} sentences")
+        if len(translations) != len(self):
+            raise ValueError(f"{len(translations)} translations for {len(self)} sentences")
         out = [self.parts[0]]
         for translation, separator in zip(translations, self.parts[2::2]):
             out += [translation, separator]

@@ -97,24 +97,24 @@ def align_pairs(aligner: Aligner, seg: Segmented, translations: Sequence[str],
     sentence; a pair across sentences is not aligned (None). A pair around placeholders only (a
     number, a URL, an image) goes around the same placeholders in the translation: they are copied,
     not translated, and numbered in order, so the model writes them without reading them."""
-    parts, starts, at, src, tgt = seg.parts, [], [], 0, 0
+    sentences, separators, starts, at, src, tgt = seg.sentences, seg.separators, [], [], 0, 0
     for j, translation in enumerate(translations):
-        src, tgt = src + len(parts[2 * j]), tgt + len(parts[2 * j])
+        src, tgt = src + len(separators[j]), tgt + len(separators[j])
         starts.append(src)
         at.append(tgt)
-        src, tgt = src + len(parts[2 * j + 1]), tgt + len(translation)
-    plain, joined = "".join(parts), seg.join(translations)
+        src, tgt = src + len(sentences[j]), tgt + len(translation)
+    plain, joined = "".join(seg.parts), seg.join(translations)
     asked: dict[int, list[PairRange]] = {}
     found: dict[int, tuple[int, int] | None] = {}
     for r in ranges:
-        inside = [j for j, s in enumerate(starts) if s <= r.start and r.end <= s + len(parts[2 * j + 1])]
+        inside = [j for j, s in enumerate(starts) if s <= r.start and r.end <= s + len(sentences[j])]
         copied = _copied(plain[r.start:r.end], joined)
         if copied is not None:
             found[r.open] = copied
         elif inside:
             asked.setdefault(inside[0], []).append(r)
     for j, rs in asked.items():
-        got = aligner.align(parts[2 * j + 1], translations[j], [(r.start - starts[j], r.end - starts[j]) for r in rs])
+        got = aligner.align(sentences[j], translations[j], [(r.start - starts[j], r.end - starts[j]) for r in rs])
         for r, span in zip(rs, got):
             found[r.open] = None if span is None else (span[0] + at[j], span[1] + at[j])
     return found
