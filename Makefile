@@ -25,7 +25,7 @@ TEST_SEED ?= 20261125
 TEST_WORKERS ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: install repro repro-general blind test test-isa bench gpu-check lock clean-venv
+.PHONY: install repro repro-general blind lint test test-isa bench gpu-check lock clean-venv
 
 install: $(VENV)/.installed
 
@@ -69,6 +69,10 @@ blind: install
 		name=$$(basename $$src); dir=$${name%%.*}; tgt=$${dir#*-}; \
 		$(BIN)/nmt translate --model models/general/$$dir/onnx --direction $$dir --input $$src --output reports/blind/$${name%.*}.$$tgt || exit 1; \
 	done
+
+# ruff with the rules in pyproject.toml ([tool.ruff]) on all the Python here; .ci/run runs it before the tests.
+lint: install
+	$(BIN)/ruff check nmt flows tests tools bench
 
 test: install
 	PATH="$(abspath $(BIN)):$$PATH" OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest \

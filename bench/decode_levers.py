@@ -100,7 +100,8 @@ def main() -> None:
                     if off["torch_loaded"] or on["torch_loaded"]:
                         raise SystemExit("a runtime cell loaded torch")
                     row = {"mode": mode, "precision": precision, "without": off["sentences_per_s"],
-                           "with": on["sentences_per_s"], "speedup": round(on["sentences_per_s"] / off["sentences_per_s"], 3),
+                           "with": on["sentences_per_s"],
+                           "speedup": round(on["sentences_per_s"] / off["sentences_per_s"], 3),
                            "same_output": off["output_sha256"] == on["output_sha256"]}
                     rows.append(row)
                     print(f"{lever}: {mode:<7} {precision}: without {row['without']:.1f}, with {row['with']:.1f} "

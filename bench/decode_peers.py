@@ -73,7 +73,8 @@ def child(spec: dict[str, Any]) -> None:
             return out
     else:
         from nmt.runtime.ct2 import Ct2Translator
-        ct2 = Ct2Translator.from_dir(Path(spec["model"]), compute_type="int8" if spec["precision"] == "int8" else "float32",
+        ct2 = Ct2Translator.from_dir(Path(spec["model"]),
+                                     compute_type="int8" if spec["precision"] == "int8" else "float32",
                                      intra_threads=threads, inter_threads=spec["inter"], beam_size=beam, alpha=alpha)
         pieces = [ct2.vocabs.src.decode(ct2.source_ids(tokens)) for tokens, _ in ct2.tokenize(lines)]  # untimed
         lines = pieces
@@ -101,8 +102,8 @@ def child(spec: dict[str, Any]) -> None:
 
 # --- parent: start the process of one cell, time it -------------------------------------------------
 
-def measure(engine: str, precision: str, layout: str, mode: dict[str, Any], sources: list[str], args: argparse.Namespace,
-            tmp: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
+def measure(engine: str, precision: str, layout: str, mode: dict[str, Any], sources: list[str],
+            args: argparse.Namespace, tmp: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     """One cell: its process loads (with its decoder processes or replicas) and warms up, then
     times each pass. Returns sentences/s of the best pass, every pass, the outputs."""
     threads, inter = LAYOUTS[layout]  # inter: CTranslate2's replicas, or the ONNX runtime's decoder processes
@@ -136,7 +137,8 @@ def sacrebleu(hypotheses: list[str], references: list[str]) -> float:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", type=Path, default=ROOT / "models/model.pt", help="torch model file: the reference outputs")
+    p.add_argument("--model", type=Path, default=ROOT / "models/model.pt",
+                   help="torch model file: the reference outputs")
     p.add_argument("--onnx", type=Path, default=ROOT / "models/onnx", help="ONNX package (export stage)")
     p.add_argument("--ct2", type=Path, default=ROOT / "models/ct2", help="CTranslate2 model folder (ctranslate2 stage)")
     p.add_argument("--data", type=Path, default=ROOT / "data/validated", help="folder with <split>.<lang> files")
@@ -196,7 +198,8 @@ def main() -> None:
                     if not cell["ok"]:
                         failed.append(f"{mode['label']} {NAMES[engine]} {precision} {layout}")
                     cells[layout] = cell
-                    print(f"  {NAMES[engine]:<13}{precision:<5} {layout:<13}{cell['sentences_per_s']:8.1f} sentences/s  "
+                    print(f"  {NAMES[engine]:<13}{precision:<5} {layout:<13}"
+                          f"{cell['sentences_per_s']:8.1f} sentences/s  "
                           f"sacreBLEU {cell['sacrebleu']:6.2f}  identical to torch {cell['identical_to_torch']:6.1%}"
                           f"{'' if cell['ok'] else '  FAILED: ' + cell['check']}", flush=True)
                 best = max(cells, key=lambda name: cells[name]["sentences_per_s"])
@@ -225,7 +228,8 @@ def main() -> None:
                 default = next(r for m in results if m["mode"] == "beam4" for r in m["rows"]
                                if r["engine"] == "ct2" and r["precision"] == precision)["cells"]["1 thread"]
                 probe.append({"env": "CT2_USE_MKL=1", "precision": precision, "layout": "1 thread",
-                              "sentences_per_s": cell["sentences_per_s"], "default_sentences_per_s": default["sentences_per_s"]})
+                              "sentences_per_s": cell["sentences_per_s"],
+                              "default_sentences_per_s": default["sentences_per_s"]})
                 print(f"  CTranslate2 {precision} 1 thread with CT2_USE_MKL=1: {cell['sentences_per_s']} sentences/s "
                       f"(default backend {default['sentences_per_s']})")
     write_result("decode_peers", {

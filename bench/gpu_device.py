@@ -31,8 +31,9 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import yaml
@@ -263,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--part", choices=("a", "b", "ab"), default="ab", help="a: tests, MFU, epochs; b: presets")
     p.add_argument("--bundle", type=Path, default=ROOT / ".gpu", help="the bundle folder (default .gpu)")
     p.add_argument("--out", type=Path, required=True, help="where the figures go ($OUT on the device)")
-    p.add_argument("--work", type=Path, default=Path("/tmp/gpu-check"), help="checkpoints and models (not brought back)")
+    p.add_argument("--work", type=Path, default=Path("/tmp/gpu-check"),
+                   help="checkpoints and models (not brought back)")
     p.add_argument("--presets", nargs="*", default=["gpu-base"], help="presets/<name>.yaml to train in part b")
     p.add_argument("--smoke", action="store_true", help="tiny model, a few updates, any device")
     args = p.parse_args(argv)

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from locust import HttpUser, constant, task
 
-SOURCE = Path(os.environ.get("NMT_LOAD_SENTENCES", Path(__file__).resolve().parents[1] / "data/validated/test_2016_flickr.de"))
+SOURCE = Path(os.environ.get("NMT_LOAD_SENTENCES",
+                            Path(__file__).resolve().parents[1] / "data/validated/test_2016_flickr.de"))
 SENTENCES = [line for line in SOURCE.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 

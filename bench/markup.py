@@ -11,9 +11,9 @@ unambiguous, i.e. it occurs once in the source and its translation once in the r
   form of it) being a reference word.
 
 At most `--per-sentence` words of a sentence are wrapped (chosen by a seeded draw). Each tagged
-source is translated as the server translates `format: html` with an ONNX package (`nmt.serve.markup`
+source is translated as the server translates `format: html` with an ONNX package (`nmt.serve.markup.html`
 units; a unit's tag pairs leave the text the model reads and are written back where the model's own
-leave-span-out alignment puts them: `nmt.serve.pairs`, `nmt.serve.align`), and the plain source as
+leave-span-out alignment puts them: `nmt.serve.markup.pairs`, `nmt.serve.markup.align`), and the plain source as
 `format: text` is; beside them, the tags carried through the model as numbered placeholders
 (`placeholders`: what a CTranslate2 folder gets, and what the server shipped before) and the
 baseline of translating every text node on its own (`per_text_node`: LibreTranslate's way, which
@@ -57,7 +57,7 @@ def _words(text: str) -> list[str]:
 def candidates(src: str, ref: str, lexicon: Any | None) -> list[tuple[int, str, str]]:
     """(word index in `src`'s words, the word, its expected translation) for the words whose
     translation in `ref` is unambiguous (the module's rule)."""
-    from nmt.data.lexicon import _forms
+    from nmt.data.lexicon import word_forms
 
     words, ref_words = _words(src), _words(ref)
     src_count, ref_lower = {w: words.count(w) for w in words}, [w.casefold() for w in ref_words]
@@ -74,8 +74,8 @@ def candidates(src: str, ref: str, lexicon: Any | None) -> list[tuple[int, str, 
         if translations is None or len(translations) != 1:
             continue
         (target,) = translations
-        forms = set(_forms(target, "en"))
-        hits = [r for r, low in zip(ref_words, ref_lower) if low in forms or set(_forms(low, "en")) & forms]
+        forms = set(word_forms(target, "en"))
+        hits = [r for r, low in zip(ref_words, ref_lower) if low in forms or set(word_forms(low, "en")) & forms]
         if len(hits) == 1:
             found.append((k, w, hits[0]))
     return found
@@ -110,7 +110,7 @@ def build_set(sources: list[str], refs: list[str], lexicon: Any | None, per_sent
 
 def translate_texts(translator: Any, splitter: Any, texts: list[str]) -> list[str]:
     """Texts translated as the server's text path does: cut into sentences, decoded in batches, joined."""
-    from nmt.serve.decoding import translate_sentences
+    from nmt.serve.engine.decoding import translate_sentences
 
     segmented = [splitter.split(t) for t in texts]
     sentences = [s for seg in segmented for s in seg.sentences]
@@ -129,8 +129,8 @@ def translate_texts(translator: Any, splitter: Any, texts: list[str]) -> list[st
 def translate_aligned(model: Any, docs: list[Any]) -> list[str]:
     """The documents translated as the server does with an ONNX package: each unit's text without its
     tag pairs, the pairs written back where the model's leave-span-out alignment puts them
-    (`nmt.serve.offline.translate_units`, the server's path without the server)."""
-    from nmt.serve.offline import translate_units
+    (`nmt.serve.markup.offline.translate_units`, the server's path without the server)."""
+    from nmt.serve.markup.offline import translate_units
 
     done = translate_units(model.translator, [u for doc in docs for u in doc.units],
                            [u for doc in docs for u in doc.unit_objects], model.languages[0])
@@ -170,25 +170,25 @@ def well_formed(fragment: str) -> bool:
 
 def wraps(inner: str, expected: str) -> bool:
     """The tag's text is at most MAX_WRAPPED words and one of them is a form of `expected`."""
-    from nmt.data.lexicon import _forms
+    from nmt.data.lexicon import word_forms
 
     words = [w.casefold() for w in _words(re.sub(r"<[^>]*>", "", html.unescape(inner)))]
-    forms = set(_forms(expected.casefold(), "en"))
-    return 0 < len(words) <= MAX_WRAPPED and any(w in forms or set(_forms(w, "en")) & forms for w in words)
+    forms = set(word_forms(expected.casefold(), "en"))
+    return 0 < len(words) <= MAX_WRAPPED and any(w in forms or set(word_forms(w, "en")) & forms for w in words)
 
 
 def score(items: list[dict[str, Any]], tagged_out: list[str], plain_out: list[str]) -> dict[str, Any]:
     import sacrebleu
 
-    from nmt.data.lexicon import _forms
+    from nmt.data.lexicon import word_forms
 
     tags = hit = translated = hit_translated = 0
     for item, out, plain in zip(items, tagged_out, plain_out):
         found = {int(m.group(1)): m.group(2) for m in _TAG.finditer(out)}
-        plain_forms = {f for w in _words(plain) for f in _forms(w.casefold(), "en")}
+        plain_forms = {f for w in _words(plain) for f in word_forms(w.casefold(), "en")}
         for k, expected in enumerate(item["expected"]):
             ok = k in found and wraps(found[k], expected)
-            has = bool(set(_forms(expected.casefold(), "en")) & plain_forms)
+            has = bool(set(word_forms(expected.casefold(), "en")) & plain_forms)
             tags, hit, translated, hit_translated = tags + 1, hit + ok, translated + has, hit_translated + (ok and has)
     stripped = [html.unescape(re.sub(r"<[^>]*>", "", out)) for out in tagged_out]
     refs = [[item["reference"] for item in items]]
@@ -209,9 +209,9 @@ def score(items: list[dict[str, Any]], tagged_out: list[str], plain_out: list[st
 def measure(package: Path, data: Path, splits: list[str], sentences: int, per_sentence: int,
             lexicon_path: Path | None, seed: int, examples: int) -> dict[str, Any]:
     from nmt.data.lexicon import LexicalScore
-    from nmt.serve.engine import load_model
-    from nmt.serve.markup import parse_html
-    from nmt.serve.sentences import SentenceSplitter
+    from nmt.serve.engine.package import load_model
+    from nmt.serve.engine.sentences import SentenceSplitter
+    from nmt.serve.markup.html import parse_html
 
     model = load_model(package, threads=0)
     src_lang, tgt_lang = model.languages

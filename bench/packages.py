@@ -46,7 +46,8 @@ def _time(translator: OnnxTranslator, lines: list[str], repeats: int) -> tuple[f
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--packages", nargs="+", default=list(PACKAGES), help="ONNX package folders (missing ones are skipped)")
+    p.add_argument("--packages", nargs="+", default=list(PACKAGES),
+                   help="ONNX package folders (missing ones are skipped)")
     p.add_argument("--data", type=Path, default=ROOT / "data" / "general" / "validated",
                    help="validated test sets (the general validate stage's output)")
     p.add_argument("--sets", nargs="+", default=list(SETS), help="test sets whose source side is decoded")

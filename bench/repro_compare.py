@@ -134,13 +134,15 @@ def main() -> None:
         results["sides"][side] = {"stages": stages, "tokens_per_s": best["tokens_per_s"], "runs": rs,
                                   "train_1_update_s": best["train_1"], "per_update_s": round(per_update, 4),
                                   "measured_s": round(measured, 1),
-                                  "full_estimate_s": round(measured + (args.full_updates - args.updates) * per_update, 1)}
+                                  "full_estimate_s": round(
+                                      measured + (args.full_updates - args.updates) * per_update, 1)}
     before, now = results["sides"]["before"], results["sides"]["now"]
     results["ratio_measured"] = round(now["measured_s"] / before["measured_s"], 3)
     results["ratio_tokens_per_s"] = round(now["tokens_per_s"] / before["tokens_per_s"], 3)
     results["ratio_full_estimate"] = round(now["full_estimate_s"] / before["full_estimate_s"], 3)
     print(f"download..train with {args.updates} updates: now {now['measured_s']} s, before ({commit}) "
-          f"{before['measured_s']} s: x{results['ratio_measured']}; training tokens/s x{results['ratio_tokens_per_s']}; "
+          f"{before['measured_s']} s: x{results['ratio_measured']}; "
+          f"training tokens/s x{results['ratio_tokens_per_s']}; "
           f"full-length estimate x{results['ratio_full_estimate']}")
     write_result("repro_compare", results, args.repeats, args.out)
 

@@ -206,12 +206,14 @@ def main() -> None:
             if "train" in args.stages:
                 write_params(work, 1)
                 extra["first_update_s"][f] = round(run_measured(commands["train"], work, args.sample_s)[0], 2)
-                print(f"{factor:>4}x  train to its first update and out: {extra['first_update_s'][f]:.1f} s", flush=True)
+                print(f"{factor:>4}x  train to its first update and out: {extra['first_update_s'][f]:.1f} s",
+                      flush=True)
                 write_params(work, 2, resume=True)  # update 2 from the checkpoint of update 1
                 extra["resume_first_update_s"][f] = round(run_measured(commands["train"], work, args.sample_s)[0], 2)
                 live = json.loads((work / "reports" / "train" / "live" / "metrics.json").read_text(encoding="utf-8"))
                 if live.get("step") != 2:
-                    raise SystemExit(f"the resumed train run ended at update {live.get('step')}, not 2: it did not resume")
+                    raise SystemExit(f"the resumed train run ended at update {live.get('step')}, not 2: "
+                                     "it did not resume")
                 print(f"{factor:>4}x  train resumed, to its next update and out: "
                       f"{extra['resume_first_update_s'][f]:.1f} s", flush=True)
                 if factor in (args.factors[0], args.factors[-1]):
@@ -222,8 +224,8 @@ def main() -> None:
                 extra["workers"][f] = workers_row(work, commands, args.sample_s, f, args.workers_repeats)
             if factor == args.learners_factor and "vocab" in args.stages:
                 langs = tuple(params["data"]["direction"].split("-"))
-                extra["bpe_learners"][f] = bpe_learners(work, params["vocab"]["bpe_merges"], params["vocab"]["min_freq"],
-                                                        langs)
+                extra["bpe_learners"][f] = bpe_learners(work, params["vocab"]["bpe_merges"],
+                                                        params["vocab"]["min_freq"], langs)
     results: dict[str, Any] = {"factors": args.factors, "pairs": pairs, "updates": args.updates, "stages": rows,
                                **{k: v for k, v in extra.items() if v}}
     small, large = (str(x) for x in args.growth)

@@ -49,7 +49,7 @@ from bench.common.held_sockets import hold_heads
 from bench.common.load import Step, closed_loop, open_loop, parity, pct, under_32
 from bench.common.record import RESULTS, write_result
 from bench.common.server import Server
-from nmt.serve.config import ServeConfig
+from nmt.serve.api.options import ServeConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,8 +58,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def offline(model: Path, int8: bool, threads: int, lines: list[str], batch1: int) -> dict[str, Any]:
     """The same package without the server, in this process: batch 1, 32 random, 64 length-sorted."""
-    from nmt.serve.decoding import translate_sentences
-    from nmt.serve.engine import load_model
+    from nmt.serve.engine.decoding import translate_sentences
+    from nmt.serve.engine.package import load_model
 
     translator = load_model(model, int8=int8, threads=threads).translator
 
@@ -84,11 +84,13 @@ def offline(model: Path, int8: bool, threads: int, lines: list[str], batch1: int
     sorted64 = len(lines) / (time.monotonic() - t0)
     report = {"batch1": {"sentences": len(latencies), "p50_ms": pct(latencies, .5), "p99_ms": pct(latencies, .99),
                          "sentences_per_s": round(len(latencies) / (sum(latencies) / 1000), 2)},
-              "batch32_random_sentences_per_s": round(random32, 2), "batch64_sorted_sentences_per_s": round(sorted64, 2),
+              "batch32_random_sentences_per_s": round(random32, 2),
+              "batch64_sorted_sentences_per_s": round(sorted64, 2),
               "beam_size": translator.beam_size, "alpha": translator.alpha}
-    print(f"offline: batch 1 p50 {report['batch1']['p50_ms']} ms p99 {report['batch1']['p99_ms']} ms; batch 32 random "
-          f"{report['batch32_random_sentences_per_s']} sent/s; batch 64 sorted {report['batch64_sorted_sentences_per_s']}"
-          f" sent/s (beam {translator.beam_size})", flush=True)
+    print(f"offline: batch 1 p50 {report['batch1']['p50_ms']} ms p99 {report['batch1']['p99_ms']} ms; "
+          f"batch 32 random {report['batch32_random_sentences_per_s']} sent/s; "
+          f"batch 64 sorted {report['batch64_sorted_sentences_per_s']} sent/s (beam {translator.beam_size})",
+          flush=True)
     return report | {"outputs": outputs}
 
 
@@ -110,7 +112,8 @@ def criteria(res: dict[str, Any], max_wait_ms: float) -> dict[str, Any]:
         "other_5xx_2x": sum(v for k, v in over["statuses"].items() if k.startswith("5") and k != "503"),
         "rss_2x_over_32_clients": round(over["rss_mib"]["max"] / c32["rss_mib"]["max"], 3),
         "sigterm_failed": res["sigterm"]["failed_among_accepted"], "sigterm_exit_code": res["sigterm"]["exit_code"],
-        "reload_failed": res["reload"]["failed"], "reload_after_switch_from_new": res["reload"]["after_switch_from_new"],
+        "reload_failed": res["reload"]["failed"],
+        "reload_after_switch_from_new": res["reload"]["after_switch_from_new"],
         "parity_identical": res["parity"]["identical"],
     }
     if slow is not None:

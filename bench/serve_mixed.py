@@ -68,15 +68,15 @@ def mixed(by_direction: dict[str, list[str]], share: float, auto: float = 0.0, s
 def offline(models: dict[str, Path], int8: bool, threads: int, by_direction: dict[str, list[str]]
             ) -> dict[str, Any]:
     """Each package alone: batch 32 in random order on the server's path; the outputs for parity."""
-    from nmt.serve.decoding import translate_sentences
-    from nmt.serve.engine import load_model
+    from nmt.serve.engine.decoding import translate_sentences
+    from nmt.serve.engine.package import load_model
 
     report: dict[str, Any] = {}
     for direction, path in models.items():
         translator = load_model(path, int8=int8, threads=threads).translator
         lines = by_direction[direction]
 
-        def translate(batch: list[str]) -> list[str]:
+        def translate(batch: list[str], translator=translator) -> list[str]:
             return [out.texts[0] for out in translate_sentences(translator, batch)[0]]
 
         translate(lines[:8])  # warm-up
@@ -86,7 +86,8 @@ def offline(models: dict[str, Path], int8: bool, threads: int, by_direction: dic
         for start in range(0, len(shuffled), 32):
             translate(shuffled[start:start + 32])
         rate = len(lines) / (time.monotonic() - t0)
-        outputs = dict(zip(lines, [o for start in range(0, len(lines), 32) for o in translate(lines[start:start + 32])]))
+        outputs = dict(zip(lines, [o for start in range(0, len(lines), 32)
+                                   for o in translate(lines[start:start + 32])]))
         report[direction] = {"batch32_random_sentences_per_s": round(rate, 2), "beam_size": translator.beam_size,
                              "outputs": outputs}
         print(f"offline {direction}: batch 32 random {rate:.2f} sent/s (beam {translator.beam_size})", flush=True)
@@ -109,7 +110,8 @@ class Split:
         """`clients` clients in all, shared out in proportion to each direction's lines (one client:
         it sends each line of the stream to its direction's server in turn)."""
         if clients == 1:
-            conns, deadline, n = {d: Connection(s.port) for d, s in self.servers.items()}, time.monotonic() + duration_s, 0
+            conns = {d: Connection(s.port) for d, s in self.servers.items()}
+            deadline, n = time.monotonic() + duration_s, 0
             while time.monotonic() < deadline:
                 line = lines[n % len(lines)]
                 step.answers.append(await conns[f"{line[1]}-{line[2]}"].request("/translate", request([line])))
@@ -165,7 +167,8 @@ async def run(args: argparse.Namespace, by_direction: dict[str, list[str]], off:
     finally:
         server.stop()
     threads = max(1, (args.threads or os.cpu_count() or 2) // 2)
-    servers = {dn: Server(path, args.int8, threads, [], log_dir / f"serve-{dn}.log") for dn, path in args.models.items()}
+    servers = {dn: Server(path, args.int8, threads, [], log_dir / f"serve-{dn}.log")
+               for dn, path in args.models.items()}
     separate = []
     try:
         split = Split(servers)

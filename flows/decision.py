@@ -34,7 +34,8 @@ class Decision:
     challenger: dict[str, dict[str, float]]
     champion: dict[str, dict[str, float]] | None = None
     champion_version: str | None = None
-    rows: list[tuple[str, str, float | None, float]] = field(default_factory=list)  # test set, metric, champion, challenger
+    # test set, metric, champion, challenger
+    rows: list[tuple[str, str, float | None, float]] = field(default_factory=list)
     evidence: EvidenceDecision | None = None  # the side-by-side evidence, when the rule was promotion by evidence
     rule: str = "point scores"  # "evidence", "point scores" (the fallback) or "none" (nothing was compared)
 
@@ -77,7 +78,8 @@ def decide(challenger: dict[str, dict[str, float]], champion: dict[str, dict[str
                             champion_version, rows)
         drop = round(best["sacrebleu"] - new["sacrebleu"], 6)  # 38.0 - 37.8 is 0.2000000000000028
         if not drop <= max_bleu_drop:  # NaN included
-            return Decision(False, f"sacreBLEU on {test_set} {new['sacrebleu']:.2f} vs champion {best['sacrebleu']:.2f}: "
+            return Decision(False, f"sacreBLEU on {test_set} {new['sacrebleu']:.2f} "
+                            f"vs champion {best['sacrebleu']:.2f}: "
                             f"{drop:.2f} worse, more than max_bleu_drop {max_bleu_drop:g}", challenger, champion,
                             champion_version, rows)
         if new.get("unk_rate", 0.0) > best.get("unk_rate", 0.0):

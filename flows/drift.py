@@ -2,9 +2,9 @@
 profile (docs/lifecycle.md: Drift check).
 
 The server's snapshots in `--stats-dir` (`nmt serve --stats-dir DIR`: counts, no text) of the last
-`drift.hours` are summed (`nmt.serve.traffic.read_snapshots`) and compared, direction by direction,
+`drift.hours` are summed (`nmt.serve.observe.traffic.read_snapshots`) and compared, direction by direction,
 with the profile the profile stage wrote (`reports/profile.json`; general/dvc.yaml: one per
-direction) by the population stability index of each aggregate (nmt/serve/drift.py; thresholds and
+direction) by the population stability index of each aggregate (nmt/drift/report.py; thresholds and
 minimums: params.yaml `drift:`). The report is written atomically to `reports/drift/latest.json` and
 `.md`, and is the run's `drift-report` Markdown artifact (Prefect keeps every run's). A window with
 too little traffic is "not enough data" (the run's state `Not enough data`), never drift. On drift
@@ -35,11 +35,11 @@ from prefect.states import Completed, State
 
 from nmt.config.drift import DriftConfig
 from nmt.config.loader import load_sections
+from nmt.drift.profile import read_profile
+from nmt.drift.report import DRIFT, NOT_ENOUGH, DriftReport, drift_report, markdown
 from nmt.errors import DataError
 from nmt.files.atomic import atomic_write_text
-from nmt.serve.drift import DRIFT, NOT_ENOUGH, DriftReport, drift_report, markdown
-from nmt.serve.profile import read_profile
-from nmt.serve.traffic import read_snapshots
+from nmt.serve.observe.traffic import read_snapshots
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIFTED = "Drifted"  # final state (type Completed) of a run that found drift: the alert automation's trigger

@@ -223,7 +223,8 @@ def _git(project: Path, *args: str, check: bool = True) -> str:
     return result.stdout
 
 
-def run_dvc(project: Path, args: Sequence[str], logger: logging.Logger | logging.LoggerAdapter) -> tuple[int, list[str]]:
+def run_dvc(project: Path, args: Sequence[str],
+            logger: logging.Logger | logging.LoggerAdapter) -> tuple[int, list[str]]:
     """`dvc ARGS` in `project`, run by this interpreter with its bin first on PATH (so stages find
     the venv's python: flows/tools.py); its output goes to `logger`. Returns (exit code, its last
     400 lines)."""

@@ -1,4 +1,4 @@
-"""Promotion by evidence (issue 41, item 1; issue 51, finding 7): the challenger takes the stage
+"""Promotion by evidence: the challenger takes the stage
 only when every test set shows it not worse than the champion by more than a margin, none shows
 it significantly worse, and it is not much slower.
 
@@ -20,8 +20,8 @@ a 95% percentile interval of the difference challenger - champion.
 What this does not measure: the bootstrap resamples test sentences, so its intervals cover the
 sampling of the test set only, for these two trained models. It says nothing about the spread
 between training runs: another training seed (or only another batch order) of the same settings
-moves `val` by about a point of sacreBLEU (0.7-1.2; reports/experiments.md, "How much one run can
-tell: another seed" and "Late epochs"). "Significantly better" here is a statement about these two
+moves `val` too (reports/experiments.md, "How much one run can tell: another seed" and "Late
+epochs"). "Significantly better" here is a statement about these two
 checkpoints, not about their settings; "no significant difference" is not evidence of equality.
 Nor does it measure speed's noise: the speed ratio is one measurement each, compared as it is.
 """
@@ -33,17 +33,15 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from nmt.config.promote import PromoteConfig
 from nmt.evaluate.paired import DEFAULT_RESAMPLES, DEFAULT_SEED, holm, paired_bootstrap
-from nmt.files.atomic import atomic_write_text
 
 log = logging.getLogger(__name__)
 
 WORSE, BETTER, NO_DIFFERENCE = "significantly worse", "significantly better", "no significant difference"
-NOT_MEASURED = ("the spread between training seeds (about a point of sacreBLEU on val, "
-                "reports/experiments.md): the intervals cover the test sentences' sampling only")
+NOT_MEASURED = ("the spread between training seeds (reports/experiments.md measures it): the intervals cover "
+                "the test sentences' sampling only")
 
 TestSet = tuple[Sequence[str], Sequence[str], Sequence[str]]  # references, champion, challenger hypotheses
 
@@ -171,10 +169,6 @@ def to_json(decision: EvidenceDecision) -> str:
     return json.dumps(asdict(decision), indent=2) + "\n"
 
 
-def write_json(decision: EvidenceDecision, path: Path) -> None:
-    """Write `to_json(decision)` to `path` atomically (a temporary sibling renamed over it)."""
-    atomic_write_text(Path(path), to_json(decision))
-
 
 def _interval(difference: float, low: float, high: float) -> str:
     return f"{difference:+.2f} [{low:+.2f}, {high:+.2f}]"
@@ -202,7 +196,3 @@ def markdown(decision: EvidenceDecision, title: str = "Promotion by evidence") -
               f"Not measured: {decision.not_measured}.", ""]
     return "\n".join(lines)
 
-
-def write_markdown(decision: EvidenceDecision, path: Path, title: str = "Promotion by evidence") -> None:
-    """Write `markdown(decision, title)` to `path` atomically."""
-    atomic_write_text(Path(path), markdown(decision, title))

@@ -1,4 +1,4 @@
-"""Promotion by evidence for the registry (issue 41, item 1): the champion's and the challenger's
+"""Promotion by evidence for the registry: the champion's and the challenger's
 ONNX packages decode the gated test sets side by side, and `flows.evidence.decide_by_evidence`
 decides on their translations and speeds.
 
@@ -18,7 +18,7 @@ decides on their translations and speeds.
 A project without champion packages (the dvc.yaml declares no `*-onnx` artifact, or it is not a
 DVC project) leaves the point-score rule of flows/decision.py as the fallback, and the reason says
 so. A champion package that is declared but cannot be fetched (`dvc get` failed: not in the cache,
-the remote unreachable) is `ChampionUnavailable` (issue 51, finding 11): the registry stops the
+the remote unreachable) is `ChampionUnavailable`: the registry stops the
 promotion unless `--allow-point-score` asks for the fallback.
 """
 

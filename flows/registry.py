@@ -113,7 +113,8 @@ def select_models(repo: Path, dvcfile: str, names: Sequence[str] | None) -> list
     known = {a for m in found for a in m.artifacts}
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise RegistryError(f"{dvcfile} declares no artifact {', '.join(unknown)}; it declares {', '.join(sorted(known))}")
+        raise RegistryError(f"{dvcfile} declares no artifact {', '.join(unknown)}; "
+                            f"it declares {', '.join(sorted(known))}")
     return [m for m in found if set(m.artifacts) & set(names)]
 
 

@@ -1,5 +1,5 @@
 """Two ONNX packages decode the same test sets side by side in one process: both packages'
-translations and how long each took (promotion by evidence, issue 41, item 1).
+translations and how long each took (promotion by evidence).
 
 Both translators are opened before anything is timed, on the CPU with the same ONNX Runtime
 intra-op threads, each with its own card's decoding defaults (what a consumer of the package

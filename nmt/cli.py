@@ -25,10 +25,11 @@ from nmt import __version__
 from nmt.command import run_reporting_errors, setup_logging
 from nmt.config.evaluate import DEFAULT_DECODING, MAX_BEAM_SIZE, Decoding
 from nmt.errors import DataError
-from nmt.serve.config import add_arguments as add_serve_arguments
+from nmt.serve.api.options import add_arguments as add_serve_arguments
 
 if TYPE_CHECKING:  # numpy and the text pipeline load only when a command runs
     from nmt.decode.lines import LineTranslator
+    from nmt.serve.engine.glossary import Glossary
 
 log = logging.getLogger("nmt.translate")
 
@@ -43,7 +44,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "evaluate": ("nmt.evaluate.stage", "translate and score the test sets (params: evaluate); HTML report; gated"),
     "export": ("nmt.export.stage", "ONNX package with its model card (params: export); parity-gated"),
     "ctranslate2": ("nmt.export.ct2_stage", "CTranslate2 model of the same weights (params: export); BLEU-gated"),
-    "profile": ("nmt.serve.profile_stage", "the training data's profile, what the drift check compares traffic with "
+    "profile": ("nmt.drift.stage", "the training data's profile, what the drift check compares traffic with "
                 "(params: profile)"),
     "publish": ("nmt.publish.stage", "render the README's and docs' generated blocks from committed results"),
 }
@@ -117,12 +118,8 @@ def open_translator(args: argparse.Namespace) -> LineTranslator:
     return Translator.from_file(args.model, decoding, args.batch_size, args.device)
 
 
-def translate(args: argparse.Namespace) -> None:
-    from tqdm import tqdm
-
-    from nmt.files.atomic import atomic_open
-    from nmt.files.lines import split_lines
-
+def _check_translate_options(args: argparse.Namespace) -> None:
+    """`nmt translate`'s numeric options, refused before anything is opened."""
     if args.beam_size is not None and not 1 <= args.beam_size <= MAX_BEAM_SIZE:
         raise DataError(f"--beam-size must be 1 (greedy) to {MAX_BEAM_SIZE}; wider beams cost memory "
                         "(rows = batch x beam) for no gain")
@@ -133,29 +130,46 @@ def translate(args: argparse.Namespace) -> None:
     if args.workers < 0:
         raise DataError("--workers must be >= 0 (0: one decoder process per core once the input is large enough; "
                         "1: this process decodes)")
+
+
+def _read_lines(path: Path | None) -> list[str]:
+    """The lines of `path`, or of stdin when it is None."""
+    from nmt.files.lines import split_lines
+
+    if path is None:
+        return split_lines(sys.stdin.buffer.read(), "<stdin>")
+    try:
+        return split_lines(path.read_bytes(), str(path))
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def translate(args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    from nmt.files.atomic import atomic_open
+
+    _check_translate_options(args)
     check_paths(args.model, args.input, args.output)
     translator = open_translator(args)
     direction = translator.vocabs.direction
     if args.direction is not None and args.direction != direction:
         raise DataError(f"--model {args.model} translates {direction}, not {args.direction}: pick the model of "
                         f"that direction (the general packages: models/general/{args.direction}/onnx)")
-    from nmt.serve.offline import DOCUMENTS
+    from nmt.serve.engine.glossary import Glossary
+    from nmt.serve.markup.offline import DOCUMENTS, translate_units
 
+    glossary = Glossary.read(args.glossary) if args.glossary is not None else None
     if args.input is not None and args.input.suffix.lower() in DOCUMENTS:
-        _translate_document(translator, args)
+        _translate_document(translator, args, glossary)
         return
-    if args.input is None:
-        lines = split_lines(sys.stdin.buffer.read(), "<stdin>")
-    else:
-        try:
-            lines = split_lines(args.input.read_bytes(), str(args.input))
-        except OSError as exc:
-            raise DataError(f"{args.input}: cannot read: {exc.strerror}") from None
+    lines = _read_lines(args.input)
     total = sum(1 for x in lines if x.strip())
     log.info("translating %d lines (%d sentences) %s, beam %d", len(lines), total, direction, translator.beam_size)
     bar = tqdm(total=total, unit="sent", desc="translate") if sys.stderr.isatty() else None
     progress = bar.update if bar is not None else ProgressLog(total)
-    out = translator.translate_stream(lines, progress=progress)
+    out = translator.translate_stream(lines, progress=progress) if glossary is None else iter(  # as the server does
+        translate_units(translator, lines, [None] * len(lines), direction.split("-")[0], progress, glossary))
     try:
         if args.output is None:
             for line in out:
@@ -174,16 +188,16 @@ def translate(args: argparse.Namespace) -> None:
             translator.close()  # the decoder processes of --workers
 
 
-def _translate_document(translator: LineTranslator, args: argparse.Namespace) -> None:
-    """A .docx, .srt or .html file translated with its formatting (`nmt.serve.offline`), written atomically."""
+def _translate_document(translator: LineTranslator, args: argparse.Namespace, glossary: Glossary | None) -> None:
+    """A .docx, .srt or .html file translated with its formatting (`nmt.serve.markup.offline`), written atomically."""
     from nmt.files.atomic import atomic_open
-    from nmt.serve.offline import translate_document_file
+    from nmt.serve.markup.offline import translate_document_file
 
     if args.output is None or args.output.suffix.lower() != args.input.suffix.lower():
         raise DataError(f"--input {args.input}: a document; give --output a file of the same kind "
                         f"(e.g. {args.input.with_stem(args.input.stem + '.translated').name})")
     data = translate_document_file(translator, args.input.name, args.input.read_bytes(),
-                                   translator.vocabs.direction.split("-")[0])
+                                   translator.vocabs.direction.split("-")[0], glossary=glossary)
     with atomic_open(args.output, "wb", encoding=None) as fh:
         fh.write(data)
     log.info("translated %s into %s", args.input, args.output)
@@ -192,14 +206,15 @@ def _translate_document(translator: LineTranslator, args: argparse.Namespace) ->
 def serve(args: argparse.Namespace) -> None:
     from importlib.util import find_spec
 
-    from nmt.serve.config import from_args
+    from nmt.serve.api.options import from_args
 
     config = from_args(args)
-    missing = [name for name in ("starlette", "uvicorn", "prometheus_client", "python_multipart") if find_spec(name) is None]
+    missing = [name for name in ("starlette", "uvicorn", "prometheus_client", "python_multipart")
+               if find_spec(name) is None]
     if missing:
         raise DataError(f"nmt serve needs the serve extra ({', '.join(missing)} not installed): "
                         'pip install "nmt[runtime,serve]"')
-    from nmt.serve.server import serve as run_server
+    from nmt.serve.api.server import serve as run_server
 
     run_server(config)
 
@@ -235,6 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
                    ".html or .htm file is translated with its formatting into --output (same kind)")
     p.add_argument("--output", type=Path, help="output file, written atomically; not the input (default: stdout, "
                                               "line by line as translations are made)")
+    p.add_argument("--glossary", type=Path, help="terms to translate as given (a TSV, as `nmt serve --glossary`): "
+                   "lines are then translated as the server translates a text (cut into sentences, terms swapped)")
     p.add_argument("--batch-size", type=int, default=64, help="sentences decoded together (default: 64)")
     p.add_argument("--threads", type=int, default=0,
                    help="CPU threads of each decoder (default: 0: the library's default in this process, the cores "

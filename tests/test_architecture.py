@@ -23,8 +23,11 @@ STAGES = {f"{file}:{name}": body.get("do", body) for file in PIPELINES  # a fore
           for name, body in yaml.safe_load((ROOT / file).read_text())["stages"].items()}
 # pipeline order: a module may import from its own part and earlier ones only
 ORDER = ["errors", "files", "config", "command", "gates", "text", "data", "model", "decode", "train",
-         "evaluate", "runtime", "export", "serve", "publish", "cli"]
-TORCH_FREE = ("nmt/text", "nmt/runtime", "nmt/serve", "nmt/publish")
+         "evaluate", "runtime", "export", "serve", "drift", "publish", "cli"]
+TORCH_FREE = ("nmt/text", "nmt/runtime", "nmt/serve", "nmt/drift", "nmt/publish")
+# nmt/serve/<room>/: a room imports only from itself and the rooms before it; only `api` speaks HTTP
+ROOMS = ["observe", "engine", "markup", "api"]
+WEB = {"starlette", "uvicorn", "h11", "multipart", "python_multipart"}
 
 
 def _part(module: str) -> str:
@@ -94,10 +97,33 @@ def test_the_torch_free_rule_sees_an_offender() -> None:
 def test_imports_flow_one_way_through_the_pipeline() -> None:
     for module in _modules():
         part = _part(module)
-        assert part.removesuffix(".py") in ORDER, f"{module}: unknown part {part!r}; add it to ORDER and docs/pipeline.md"
+        assert part.removesuffix(".py") in ORDER, \
+            f"{module}: unknown part {part!r}; add it to ORDER and docs/pipeline.md"
         for imported in direct_imports(module_file(module)):
             ahead = ORDER.index(_part(imported)) > ORDER.index(part)
             assert not ahead, f"{module} imports {imported}, a later part of the pipeline"
+
+
+def test_the_server_rooms_import_only_the_rooms_before_them_and_only_the_api_speaks_http() -> None:
+    serve = ROOT / "nmt" / "serve"
+    loose = sorted(p.name for p in serve.glob("*.py") if p.name != "__init__.py")
+    assert not loose, f"modules outside the rooms of nmt/serve/ ({ROOMS}): {loose}"
+    for path in sorted(serve.rglob("*.py")):
+        parts = path.relative_to(serve).parts
+        if len(parts) == 1:
+            continue
+        room = parts[0]
+        assert room in ROOMS, f"{path}: unknown room {room!r}; add it to ROOMS and nmt/serve/__init__.py"
+        for imported in direct_imports(path):
+            if imported.startswith("nmt.serve."):
+                other = imported.split(".")[2]
+                assert ROOMS.index(other) <= ROOMS.index(room), \
+                    f"{path} ({room}) imports {imported} ({other}), a later room"
+        if room != "api":
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            third = {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+            third |= {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+            assert not third & WEB, f"{path} ({room}) imports {sorted(third & WEB)}: only nmt/serve/api/ speaks HTTP"
 
 
 def test_no_import_cycles() -> None:

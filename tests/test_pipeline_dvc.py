@@ -89,7 +89,8 @@ def _changed_stages(project: Path, env: dict) -> set[str]:
 
 @pytest.mark.parametrize(("edited", "expected"), [
     ("nmt/export/stage.py", {"export"}),
-    ("nmt/decode/translator.py", {"evaluate", "export", "ctranslate2"}),  # train decodes with nmt/decode/backend.py and search.py only
+    # train decodes with nmt/decode/backend.py and search.py only
+    ("nmt/decode/translator.py", {"evaluate", "export", "ctranslate2"}),
     ("nmt/runtime/session.py", {"export", "ctranslate2", "profile"}),  # profile reads through the package
     ("nmt/data/indexed.py", {"binarize", "train"}),  # the id files' format: written by one, memory-mapped by the other
 ])

@@ -127,7 +127,8 @@ def test_the_card_records_the_corpora_and_the_decontamination(project: Path) -> 
     card = json.loads((project / "models" / "general" / "de-en" / "onnx" / "model.json").read_text())
     data = card["data"]
     assert data["corpus"] == "general" and data["provenance"]["tiny"]["licence"] == "test data"
-    assert set(data["provenance"]["tiny"]["files"]) == {"train.tsv", *(f"{s}.{lang}" for s in ("dev", "test_a", "test_b")
+    assert set(data["provenance"]["tiny"]["files"]) == {"train.tsv", *(f"{s}.{lang}"
+                                                                       for s in ("dev", "test_a", "test_b")
                                                                        for lang in ("de", "en"))}
     assert data["decontamination"]["test_a"]["exact"] >= 1  # the leaked test pair left training
     assert data["sources"]["tiny.train"]["to_val"] > 0

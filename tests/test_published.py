@@ -108,7 +108,8 @@ def test_a_retrain_changes_the_pages_through_the_stage_and_the_check_stays_green
     site_pages = pages(site / "README.md", site / "docs")
     assert render_pages(site_pages, sources) != {p: p.read_text() for p in site_pages}  # stale now
     assert _publish(site) == 0
-    assert "**12.34**" in (site / "README.md").read_text() and "chrF 56.78" in (site / "docs" / "evaluation.md").read_text()
+    assert "**12.34**" in (site / "README.md").read_text()
+    assert "chrF 56.78" in (site / "docs" / "evaluation.md").read_text()
     assert render_pages(site_pages, sources) == {p: p.read_text() for p in site_pages}
     record = json.loads((site / "reports" / "published.json").read_text())
     assert "results" in record["blocks"][str(site / "README.md")]

@@ -8,11 +8,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 from nmt.config.drift import DriftConfig
+from nmt.drift.report import drift_report as make_report
+from nmt.drift.report import markdown
 from nmt.publish.lifecycle import drift_report, promotion_record
 from nmt.publish.sources import Sources
-from nmt.serve.drift import drift_report as make_report
-from nmt.serve.drift import markdown
-from nmt.serve.traffic import Record, Snapshot, aggregate
+from nmt.serve.observe.traffic import Record, Snapshot, aggregate
 from support.scratch import isolate_prefect
 
 isolate_prefect()  # before prefect is imported

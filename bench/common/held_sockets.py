@@ -23,7 +23,7 @@ async def _closed_within(reader: asyncio.StreamReader, deadline: float) -> float
     try:
         while await asyncio.wait_for(reader.read(4096), timeout=max(deadline - loop.time(), 0.0)):
             pass
-    except (asyncio.TimeoutError, TimeoutError):
+    except TimeoutError:
         return None
     except ConnectionError:
         pass

@@ -13,8 +13,9 @@ import random
 import signal
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from bench.common.server import HOST, TOKEN, Server
 

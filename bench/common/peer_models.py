@@ -133,13 +133,13 @@ class StraightforwardTransformer(Embedded):
         tmask = (tgt != PAD_ID)[:, None, None, :] & causal
         x = self.embed(self.se, src)
         for b in self.enc:
-            x = self.residual(x, b["norms"][0], lambda z: b["attn"][0](z, z, smask))
+            x = self.residual(x, b["norms"][0], lambda z, b=b: b["attn"][0](z, z, smask))
             x = self.residual(x, b["norms"][1], b["ff"])
         x = self.enc_norm(x)
         y = self.embed(self.te, tgt)
         for b in self.dec:
-            y = self.residual(y, b["norms"][0], lambda z: b["attn"][0](z, z, tmask))
-            y = self.residual(y, b["norms"][1], lambda z: b["attn"][1](z, x, smask))
+            y = self.residual(y, b["norms"][0], lambda z, b=b: b["attn"][0](z, z, tmask))
+            y = self.residual(y, b["norms"][1], lambda z, b=b: b["attn"][1](z, x, smask))
             y = self.residual(y, b["norms"][2], b["ff"])
         return self.gen(self.dec_norm(y))
 

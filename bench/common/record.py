@@ -17,7 +17,7 @@ import platform
 import shlex
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -90,7 +90,7 @@ def command() -> str:
 
 def environment(repeats: int) -> dict[str, Any]:
     """Everything a reader needs to know where and how a result was measured."""
-    return {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    return {"date": datetime.now(UTC).isoformat(timespec="seconds"),
             "command": command(),
             "repeats": repeats, "commit": commit(),
             "machine": {"cpu": cpu(), "memory_gib": memory_gib(), "platform": platform.platform(),

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from nmt.config.loader import InvalidValue, require
@@ -158,7 +158,8 @@ class DataConfig:
                 require(set(corpus.languages) == set(mix.languages), f"{key}.corpus",
                         f"{src.corpus!r} is {list(corpus.languages)}, the mix is {list(mix.languages)}")
         langs = self.direction.split("-")
-        require(len(langs) == 2 and langs[0] != langs[1], "direction", f"expected 'src-tgt' like 'de-en', got {self.direction!r}")
+        require(len(langs) == 2 and langs[0] != langs[1], "direction",
+                f"expected 'src-tgt' like 'de-en', got {self.direction!r}")
         known = self.languages
         require(set(langs) == set(known), "direction",
                 f"{self.direction!r} does not match corpus {self.corpus!r} languages {list(known)}")

@@ -1,5 +1,5 @@
 """The `drift` section of params.yaml: when the served traffic has drifted from the training data's
-profile (the drift check, flows/drift.py; the statistic: nmt/serve/drift.py).
+profile (the drift check, flows/drift.py; the statistic: nmt/drift/report.py).
 
 Read by the Prefect flow, not by any DVC stage: the check watches what the server is asked, it does
 not change what a stage produces. A population stability index (PSI) above its aggregate's

@@ -120,14 +120,7 @@ class _Converter:
         if tp is Any:
             return value
         if origin in (Union, types.UnionType):
-            if value is None and type(None) in args:
-                return None
-            for arg in (a for a in args if a is not type(None)):
-                try:
-                    return self.convert(arg, value, key)
-                except ConfigError:
-                    continue
-            self.fail(key, f"expected {_describe(tp)}, got {_type_name(value)} ({value!r})")
+            return self.union(tp, args, value, key)
         if origin is Literal:
             if value not in args:
                 self.fail(key, f"must be one of {', '.join(map(repr, args))}, got {value!r}")
@@ -135,11 +128,27 @@ class _Converter:
         if origin is tuple:
             return self.sequence(args, value, key)
         if origin in (dict, abc.Mapping):
-            if not isinstance(value, dict):
-                self.fail(key, f"expected a mapping, got {_type_name(value)} ({value!r})")
-            kt, vt = args
-            return types.MappingProxyType(
-                {self.convert(kt, k, key): self.convert(vt, v, _join(key, k)) for k, v in value.items()})
+            return self.mapping(args, value, key)
+        return self.scalar(tp, value, key)
+
+    def union(self, tp: Any, args: tuple[Any, ...], value: Any, key: str) -> Any:
+        if value is None and type(None) in args:
+            return None
+        for arg in (a for a in args if a is not type(None)):
+            try:
+                return self.convert(arg, value, key)
+            except ConfigError:
+                continue
+        self.fail(key, f"expected {_describe(tp)}, got {_type_name(value)} ({value!r})")
+
+    def mapping(self, args: tuple[Any, ...], value: Any, key: str) -> types.MappingProxyType:
+        if not isinstance(value, dict):
+            self.fail(key, f"expected a mapping, got {_type_name(value)} ({value!r})")
+        kt, vt = args
+        return types.MappingProxyType(
+            {self.convert(kt, k, key): self.convert(vt, v, _join(key, k)) for k, v in value.items()})
+
+    def scalar(self, tp: Any, value: Any, key: str) -> Any:
         if tp is float:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 self.fail(key, f"expected a number, got {_type_name(value)} ({value!r})")

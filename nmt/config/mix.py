@@ -90,7 +90,8 @@ class CleanConfig:
     urls: bool = False  # URLs and e-mail addresses must be the same on both sides
     dedupe: bool = False  # drop repeated pairs (pair-level: the first is kept); needs 8 bytes per pair
     min_lexical: float = 0.0  # smallest share of words with a dictionary translation on the other side (0: off)
-    lexicon: str = "/usr/share/trans/de-en"  # min_lexical's dictionary, Ding format (Debian: apt-get install trans-de-en)
+    # min_lexical's dictionary, Ding format (Debian: apt-get install trans-de-en)
+    lexicon: str = "/usr/share/trans/de-en"
 
     @property
     def any_rule(self) -> bool:

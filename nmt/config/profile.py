@@ -1,4 +1,4 @@
-"""The `profile` section of params.yaml: the training data's profile (nmt/serve/profile.py), the
+"""The `profile` section of params.yaml: the training data's profile (nmt/drift/profile.py), the
 counts the served traffic is compared with by the drift check (flows/drift.py, docs/lifecycle.md)."""
 
 from __future__ import annotations

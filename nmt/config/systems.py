@@ -1,4 +1,4 @@
-"""Typed configuration of a split read from machine-translation systems' outputs (issue 52).
+"""Typed configuration of a split read from machine-translation systems' outputs.
 
 A shared task's release has, for one set of source lines, a file per system with its translation
 of every line (and, for some lines, human references). Two split formats read them

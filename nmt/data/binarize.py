@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from nmt.command import arg, stage_main
+from nmt.data.chunks import CHUNK_LINES
 from nmt.data.indexed import DETOKENIZER, FORMAT_VERSION, MANIFEST, IndexedWriter, id_dtype, open_indexed
 from nmt.data.shards import ShardJob, decode_shard, ordered_map, read_shards, resolve_workers
 from nmt.files.atomic import atomic_write_text, staged_dir
@@ -52,7 +53,6 @@ log = logging.getLogger(__name__)
 
 REPORT_NAME = "binarize"
 SPLITS = ("train", "val")  # what training reads as ids
-CHUNK_LINES = 20_000  # lines numericalised and appended at a time: the stage's memory, whatever the corpus
 SPECIAL_IDS = {"src": 1, "tgt": 2}  # ids every sequence has besides its symbols: </s>; <s> and </s>
 # Training targets the detokenizer is learned from (the first ones; all of Multi30k's 29,000). Its
 # rules are majority votes on punctuation and clitics, settled long before this; the cap keeps the
@@ -218,7 +218,8 @@ def binarize_stage(tokens_dir: Path, vocab_dir: Path, out_dir: Path, report_dir:
 
 def run(params: BinarizeParams, paths: BinarizePaths) -> Gate:
     direction = None if paths.direction is None else str(paths.direction)
-    gate = binarize_stage(paths.tokens, paths.vocab, paths.out, paths.reports, resolve_workers(paths.workers), direction)
+    gate = binarize_stage(paths.tokens, paths.vocab, paths.out, paths.reports, resolve_workers(paths.workers),
+                          direction)
     counts = ", ".join(f"{split}: {s['pairs']} pairs" for split, s in gate.stats["splits"].items())
     log.info("binarized %s (%s ids) into %s", counts, gate.stats["dtype"], paths.out)
     return gate

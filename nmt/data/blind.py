@@ -1,4 +1,4 @@
-"""Blind test sets in the decontamination index (issue 52, item 4).
+"""Blind test sets in the decontamination index.
 
 A blind set is a file of source sentences whose references are kept elsewhere
 (`../shared/data/blind/`: `de-en.1.de`, `en-de.2.en`, ...). No training pair may contain one of its

@@ -14,10 +14,17 @@ from pathlib import Path
 from nmt.data.shards import decode_shard, read_shards
 from nmt.errors import DataError
 
-
 Chunk = tuple[int, list[str], list[str]]  # (first_line, side_a, side_b)
 Pair = tuple[int, str, str]  # (line or translation-unit number, side a, side b)
+CHUNK_LINES = 20_000  # lines read (and numericalised) at a time by validate, mixing and binarize: their memory,
+# whatever the corpus (~1.5 MB of text per side)
 
+
+
+def digest64(text: str, person: bytes = b"") -> int:
+    """`text`'s 8-byte BLAKE2b digest (UTF-8, personalised by `person`) as an unsigned int: the one
+    fingerprint of a sentence, an n-gram or a pair in the data stages."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8, person=person).digest(), "little")
 
 def chunked(pairs: Iterable[Pair], chunk_lines: int) -> Iterator[Chunk]:
     """The chunking all readers share: `chunk_lines` numbered pairs at a time."""

@@ -1,4 +1,4 @@
-"""Cleaning rules for training pairs (issue 38, item 3), in the spirit of OpusFilter's filters.
+"""Cleaning rules for training pairs, in the spirit of OpusFilter's filters.
 
 Each rule looks at a chunk of pairs and returns a mask of the pairs it rejects; `Cleaner` runs
 the rules `validate.clean` turns on, in a fixed order, and attributes every dropped pair to the
@@ -22,7 +22,6 @@ more (language identification, the duplicate look-up) only see the pairs the che
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from nmt.config.mix import CleanConfig
+from nmt.data.chunks import digest64
 from nmt.data.decontaminate import normalize
 from nmt.data.lexicon import LexicalScore
 
@@ -102,9 +102,8 @@ def _lexicon(path: Path, langs: tuple[str, str]) -> LexicalScore:
 def pair_digests(a: list[str], b: list[str]) -> np.ndarray:
     """8-byte BLAKE2b digest of each pair, as uint64: the duplicate look-up's key, and the mix's
     (nmt.data.mixing) draw of a dev share and a weight's fraction, fixed by the pair's text."""
-    return np.fromiter((int.from_bytes(hashlib.blake2b(f"{x}\t{y}".encode(), digest_size=8,
-                                                         person=b"nmt-mix").digest(), "little")
-                        for x, y in zip(a, b)), dtype=np.uint64, count=len(a))
+    return np.fromiter((digest64(f"{x}\t{y}", person=b"nmt-mix") for x, y in zip(a, b)), dtype=np.uint64,
+                       count=len(a))
 
 
 class SeenPairs:

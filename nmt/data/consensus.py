@@ -1,4 +1,4 @@
-"""Choosing targets among several systems' translations of one line: a cheap MBR by chrF (issue 52).
+"""Choosing targets among several systems' translations of one line: a cheap MBR by chrF.
 
 Minimum-Bayes-risk selection with the other outputs as pseudo-references: an output's consensus
 score is its mean sentence chrF (sacreBLEU's defaults: character 6-grams, whitespace dropped,

@@ -1,4 +1,4 @@
-"""Decontamination: keep every dev and test sentence out of training (issue 38, item 4).
+"""Decontamination: keep every dev and test sentence out of training.
 
 The dev and test sources of a mix are indexed first, per language; then each training pair is
 looked up, both sides, and dropped (or, with `remove: false`, counted to fail the stage) when a
@@ -9,8 +9,8 @@ side matches a dev/test sentence of its language:
 - **nearly**: the Jaccard similarity of the two sentences' sets of character `shingle`-grams
   (of the normalized text), estimated by MinHash with `permutations` hash functions, is at least
   `near_threshold`. Candidates come from locality-sensitive hashing: the signature is cut into
-  `bands` bands, and two sentences are compared only when one band is equal (for 64/16 the
-  chance to be compared is 0.5 at similarity 0.5 and 0.99 at 0.8), so the cost is one signature
+  `bands` bands, and two sentences are compared only when one band is equal (the chance to be
+  compared, by similarity: docs/data.md), so the cost is one signature
   and a few dictionary look-ups per training side, never all pairs against all. Sentences shorter
   than `near_min_chars` (normalized) are matched exactly only: two short sentences that differ
   by a word ("Tom is here." / "Tom is there.") are different sentences, not a leak.
@@ -22,7 +22,6 @@ Which dev/test set a match hit is recorded, so the report counts the overlap per
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from collections import Counter
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nmt.config.mix import DecontaminateConfig
+from nmt.data.chunks import digest64
 
 _DROP = re.compile(r"[\W_]+", re.UNICODE)  # punctuation, symbols and whitespace runs
 _SHIFT = np.uint64(32)
@@ -44,7 +44,7 @@ def normalize(text: str) -> str:
 
 def digest(text: str) -> int:
     """8-byte BLAKE2b digest of a normalized sentence, as an int."""
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+    return digest64(text)
 
 
 class MinHasher:
@@ -61,8 +61,7 @@ class MinHasher:
     def shingles(self, text: str) -> np.ndarray:
         n = self.shingle
         grams = {text[i:i + n] for i in range(max(1, len(text) - n + 1))}
-        return np.fromiter((int.from_bytes(hashlib.blake2b(g.encode(), digest_size=8).digest(), "little")
-                            for g in grams), dtype=np.uint64, count=len(grams))
+        return np.fromiter((digest64(g) for g in grams), dtype=np.uint64, count=len(grams))
 
     def signature(self, text: str) -> np.ndarray:
         x = self.shingles(text)  # (S,) 64-bit n-gram hashes

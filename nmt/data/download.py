@@ -1,6 +1,7 @@
 """Stage 1, download: fetch every file of the configured corpus (or of every corpus a mix reads) into data/raw/.
 
-A single corpus lands in data/raw/ itself, a mix's corpora in data/raw/<corpus>/. Each file is streamed to a temporary file while its SHA-256 is computed, checked (hash,
+A single corpus lands in data/raw/ itself, a mix's corpora in data/raw/<corpus>/. Each file is
+streamed to a temporary file while its SHA-256 is computed, checked (hash,
 and readability if gzip), then renamed into place, so a bad download never replaces a good
 file. Transient failures (connection reset/refused, timeouts, HTTP 5xx/429) are retried
 with exponential backoff; permanent ones (HTTP 4xx, checksum mismatch, corrupt gzip) fail
@@ -93,7 +94,9 @@ def source_url(file: RemoteFile, mirror: str | None) -> str:
 
 def _local(mirror: str) -> Path:
     """The folder of a local mirror given as a path or a file:// URL."""
-    return Path(urllib.parse.unquote(urllib.parse.urlparse(mirror).path)) if mirror.startswith("file://") else Path(mirror)
+    if mirror.startswith("file://"):
+        return Path(urllib.parse.unquote(urllib.parse.urlparse(mirror).path))
+    return Path(mirror)
 
 
 def _fetch_once(url: str, dest: Path, timeout_s: float) -> str:

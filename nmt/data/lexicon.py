@@ -1,5 +1,5 @@
 """A bilingual-dictionary score for sentence pairs: does the target translate the source?
-(issue 38, item 3: misaligned pairs in the right languages and of plausible lengths).
+It finds misaligned pairs in the right languages and of plausible lengths.
 
 The dictionary is a file in the format of Ding (Frank Richter's German-English dictionary,
 Debian package `trans-de-en`, /usr/share/trans/de-en; GPL-2+): a line per entry, `German ::
@@ -34,7 +34,7 @@ MAX_ENTRY_WORDS = 3  # longer sub-entries are phrases, not word translations
 MEMO_WORDS = 200_000  # word types whose translation forms are remembered (then the memo starts again)
 _ANNOTATION = re.compile(r"\{[^}]*\}|\[[^\]]*\]|\([^)]*\)|<[^>]*>")
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
-_STOP = {
+STOP_WORDS = {
     "de": set("der die das den dem des ein eine einer einem einen eines und oder zu sich ich du er sie es wir ihr "
               "jd jds jdm jdn etw ist sind war waren hat haben mit von in im an am auf für nicht".split()),
     "en": set("the a an and or to of in on at for with be is are was were has have he she it i you we they "
@@ -48,14 +48,14 @@ def words(text: str) -> list[str]:
     return [w.casefold() for w in _WORD.findall(text)]
 
 
-def _forms(word: str, lang: str) -> list[str]:
+def word_forms(word: str, lang: str) -> list[str]:
     return [word, *(word[:-len(s)] for s in _SUFFIXES[lang] if word.endswith(s) and len(word) - len(s) >= 3)]
 
 
 def _side_words(alternatives: str, lang: str) -> set[str]:
     out: set[str] = set()
     for alt in _ANNOTATION.sub(" ", alternatives).split(";"):
-        ws = [w for w in words(alt.replace("/", " ")) if w not in _STOP[lang]]
+        ws = [w for w in words(alt.replace("/", " ")) if w not in STOP_WORDS[lang]]
         if 0 < len(ws) <= MAX_ENTRY_WORDS:
             out.update(ws)
     return out
@@ -95,10 +95,10 @@ class LexicalScore:
         repeats its words."""
         key = (lang, word)
         if key not in self._memo:
-            table, forms = self.table[lang], _forms(word, lang)
+            table, forms = self.table[lang], word_forms(word, lang)
             known = [f for f in forms if f in table]
             self._memo[key] = None if not known else frozenset(
-                [*forms, *(g for f in known for e in table[f] for g in _forms(e, other))])
+                [*forms, *(g for f in known for e in table[f] for g in word_forms(e, other))])
             if len(self._memo) > MEMO_WORDS:
                 self._memo.clear()
         return self._memo[key]
@@ -107,10 +107,10 @@ class LexicalScore:
         """(known words of `src`, those with a translation in `tgt`): a word is known when one of its
         forms is in the dictionary, and translated when a form of one of its forms' translations is a
         form of a `tgt` word (`spielt` -> {plays, play} meets `playing` -> {playing, play})."""
-        targets = {f for w in tgt for f in _forms(w, other)}
+        targets = {f for w in tgt for f in word_forms(w, other)}
         known = hit = 0
         for w in src:
-            if w in _STOP[lang]:
+            if w in STOP_WORDS[lang]:
                 continue
             translations = self._translations(w, lang, other)
             if translations is None:

@@ -1,5 +1,5 @@
 """The validate stage for a corpus mix (`data.mixes`): read every source as published, clean and
-decontaminate the training sources, and write the mix's splits (issue 38, items 2-4).
+decontaminate the training sources, and write the mix's splits.
 
 Three passes, each streaming its sources chunk by chunk (memory: a chunk, the dev/test index,
 and 8 bytes per distinct training pair for the duplicate look-up):
@@ -35,6 +35,7 @@ import numpy as np
 from nmt.config.data import DataConfig, ValidateConfig
 from nmt.config.mix import MixSource
 from nmt.data.blind import index_blind
+from nmt.data.chunks import CHUNK_LINES
 from nmt.data.cleaning import REPEATED, Cleaner, Mask, pair_digests
 from nmt.data.decontaminate import Decontaminator
 from nmt.data.formats import source_chunks
@@ -45,7 +46,6 @@ from nmt.gates.gate import Gate
 
 log = logging.getLogger(__name__)
 
-CHUNK_LINES = 20_000
 OVERLAP = "in a dev or test set"  # decontamination's count
 
 

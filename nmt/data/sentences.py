@@ -1,4 +1,4 @@
-"""Splitting a multi-sentence segment into sentences, and a segment pair into sentence pairs (issue 52).
+"""Splitting a multi-sentence segment into sentences, and a segment pair into sentence pairs.
 
 The general test of a WMT task has paragraphs as segments; a model trained on sentences (and
 decoding sentences) learns more from them as sentence pairs. A pair is split only when both

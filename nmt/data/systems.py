@@ -1,5 +1,5 @@
 """Systems' translations as corpora of a mix: a source file and several target files of the same
-lines (issue 52, items 1 and 2). The split formats are configured by `nmt.config.systems`.
+lines. The split formats are configured by `nmt.config.systems`.
 
 `format: systems` reads a source file, one file per system with its translation of every line and,
 optionally, a human reference file that tells the general-test lines (with a reference) from the
@@ -35,9 +35,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from nmt.config.systems import SystemsSource
+from nmt.data.chunks import Chunk, Pair, chunked
 from nmt.data.consensus import choose
 from nmt.data.decontaminate import normalize
-from nmt.data.chunks import Chunk, Pair, chunked
 from nmt.data.sentences import aligned_sentences
 from nmt.errors import DataError
 from nmt.files.lines import iter_lines

@@ -8,7 +8,7 @@ length ratio) are dropped from the splits in `validate.filter_splits` (train by 
 test sets stay intact) and counted in the report; corpus-level problems (too few pairs,
 too many duplicates, too many filtered rows) fail the gate and nothing is written.
 
-The stage streams, in time linear and memory flat in the corpus size (issue 29). A split's two
+The stage streams, in time linear and memory flat in the corpus size. A split's two
 files are read side by side in chunks of `CHUNK_LINES` lines (`nmt.data.shards.read_shards`,
 plain or gzip); each chunk pair is measured, filtered and appended to the output in a staged
 directory, which replaces `--out` only once the whole gate has passed. What needs a whole split
@@ -40,9 +40,9 @@ from typing import Any
 
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, ValidateConfig
+from nmt.data.chunks import CHUNK_LINES, Digests, Reservoir, Unreadable, side_by_side
 from nmt.data.formats import source_chunks
 from nmt.errors import ConfigError, DataError
-from nmt.data.chunks import Digests, Reservoir, Unreadable, side_by_side
 from nmt.files.atomic import atomic_open, staged_dir
 from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
@@ -50,7 +50,6 @@ from nmt.gates.gate import Gate
 log = logging.getLogger(__name__)
 
 REPORT_NAME = "raw"
-CHUNK_LINES = 20_000  # lines read from each file of a split at a time (~1.5 MB of text per side)
 SAMPLE_ROWS = 10_000  # rows per split the distribution expectations see (all rows of a smaller split)
 SAMPLE_SEED = 29  # the reservoir's seed: the same corpus gives the same sample and report
 DIGEST_BYTES = 16  # per pair, for the exact duplicate count
@@ -190,7 +189,7 @@ def check_split(gate: Gate, data: DataConfig, cfg: ValidateConfig, raw_dir: Path
     if source.format == "lines":  # two files read side by side: a misalignment is counted, not raised
         files = {lang: raw_dir / source.files[lang] for lang in langs}
         chunks = side_by_side(files, CHUNK_LINES)
-        observed = "{}: {{}} lines, {}: {{}} lines".format(files[la].name, files[lb].name)
+        observed = f"{files[la].name}: {{}} lines, {files[lb].name}: {{}} lines"
     else:  # the other formats' readers (nmt.data.formats) raise on a misalignment
         chunks = ((a, b) for _, a, b in source_chunks(source, raw_dir, langs, CHUNK_LINES))
         observed = f"{', '.join(source.names)}: {{}} pairs"

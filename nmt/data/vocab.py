@@ -96,7 +96,8 @@ def build_vocabularies(data: DataConfig, cfg: VocabConfig, tokens_dir: Path, wor
     """Build the vocabularies (and BPE merges) from the train split of `tokens_dir`, streaming it
     into word counts on `workers` processes (memory grows with the word types, not with the corpus)."""
     src_lang, tgt_lang = data.src_lang, data.tgt_lang
-    counts = {lang: word_counts(split_file(tokens_dir, "train", lang, SUFFIX), workers) for lang in (src_lang, tgt_lang)}
+    counts = {lang: word_counts(split_file(tokens_dir, "train", lang, SUFFIX), workers)
+              for lang in (src_lang, tgt_lang)}
     bpe, alphabet = None, []
     if cfg.kind == "bpe":
         words = counts[src_lang] + counts[tgt_lang]

@@ -60,7 +60,8 @@ class TorchBackend:
         sentence = torch.arange(b, device=self.device).repeat_interleave(K)
         last = torch.zeros(self.prefix.shape, dtype=torch.bool, device=self.device)
         last[:, -1] = True  # the output projection only where it is needed, as the tutorials do
-        logits = self.model.decode(self.prefix, self.memory[sentence], self.src_mask[sentence, None, None, :], keep=last)
+        logits = self.model.decode(self.prefix, self.memory[sentence], self.src_mask[sentence, None, None, :],
+                                   keep=last)
         logp, ids = best_next(logits, 2 * K)
         return logp.reshape(b, K, 2 * K), ids.reshape(b, K, 2 * K)
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import torch
 
 from nmt.config.evaluate import Decoding
-from nmt.decode.lines import LineTranslator, Tokenizer
 from nmt.decode import search
 from nmt.decode.backend import TorchBackend, beam_search, greedy
 from nmt.decode.hypotheses import Hypothesis
+from nmt.decode.lines import LineTranslator, Tokenizer
 from nmt.errors import DataError, NmtError
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer

@@ -95,7 +95,8 @@ def baseline_stage(cfg: EvaluateConfig, paths: BaselinePaths) -> dict[str, Any]:
         log.info("%s: general %.2f, this model %.2f sacreBLEU", name, ours["sacrebleu"],
                  theirs["metrics"]["sacrebleu"])
     if not rows:
-        raise DataError(f"{paths.model} translates {direction}: general/params.yaml lists no test set of that direction")
+        raise DataError(f"{paths.model} translates {direction}: "
+                        "general/params.yaml lists no test set of that direction")
     reports = Path(paths.reports)
     reports.mkdir(parents=True, exist_ok=True)
     with staged_dir(reports / "translations") as trans, staged_dir(reports / "assets") as assets:

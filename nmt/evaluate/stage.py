@@ -119,7 +119,8 @@ def evaluate_stage(cfg: EvaluateConfig, paths: EvaluatePaths) -> Gate:
         m = r["metrics"]
         gate.check(f"{name}: sacreBLEU floor", m["sacrebleu"] >= cfg.floor(name), f">= {cfg.floor(name):g}",
                    f"{m['sacrebleu']:.2f}")
-        gate.check(f"{name}: <unk> rate", m["unk_rate"] <= cfg.max_unk_rate, f"<= {cfg.max_unk_rate:g} of output tokens",
+        gate.check(f"{name}: <unk> rate", m["unk_rate"] <= cfg.max_unk_rate,
+                   f"<= {cfg.max_unk_rate:g} of output tokens",
                    f"{m['unk_rate']:.4f} ({m['unk_sentences']} of {m['sentences']} sentences contain <unk>)")
     metrics = {name: r["metrics"] for name, r in results.items()}
     gate.stats.update(metrics=metrics, model=str(paths.model),

@@ -74,7 +74,8 @@ def _card(translator: Translator, decoding: Decoding, model_path: Path, out: Pat
                   "pre_norm": mcfg.norm_first, "max_len": mcfg.max_len},
         "special_tokens": {name: i for i, name in enumerate(SPECIALS)},
         "decoding": {"beam_size": decoding.beam_size, "length_penalty": decoding.alpha,
-                     "max_decoding_length": f"source symbols with </s> + {decoding.max_extra}, at most {mcfg.max_len - 1}",
+                     "max_decoding_length": f"source symbols with </s> + {decoding.max_extra}, "
+                                            f"at most {mcfg.max_len - 1}",
                      "length_penalty_formula": "CTranslate2: log P(Y) / |Y| ** length_penalty; the torch model and "
                                                "the ONNX package use GNMT's log P(Y) / ((5 + |Y|) / 6) ** alpha"},
         "source_tokens": "our tokenizer and BPE pieces (tokenizer.json, src.vocab, bpe.merges), then </s>; "

@@ -64,8 +64,8 @@ def build_spec(model: Transformer, src_vocab: Vocabulary, tgt_vocab: Vocabulary)
     spec = transformer_spec.TransformerSpec.from_config((cfg.n_layers, cfg.n_layers), cfg.n_heads,
                                                         pre_norm=cfg.norm_first)
     table = _np(model.pe)
-    for side, embedding, layers, norm in ((spec.encoder, model.src_embed, model.encoder, model.enc_norm),
-                                          (spec.decoder, model.tgt_embed, model.decoder, model.dec_norm)):
+    for side, embedding, norm in ((spec.encoder, model.src_embed, model.enc_norm),
+                                  (spec.decoder, model.tgt_embed, model.dec_norm)):
         (side.embeddings[0] if isinstance(side.embeddings, list) else side.embeddings).weight = _np(embedding.weight)
         side.scale_embeddings = True  # x * sqrt(d_model) + PE, section 3.4
         side.position_encodings.encodings = table

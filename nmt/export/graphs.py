@@ -45,15 +45,20 @@ def describe(n_layers: int) -> dict[str, dict[str, list[dict[str, Any]]]]:
     step, H: heads, Dh: d_model / H, S: source length, t: positions decoded so far."""
     cross, past, grown = [], [], []
     for i in range(n_layers):
-        cross += [_io(f"cross_k_{i}", "float32", ["b", "H", "Dh", "S"], f"decoder layer {i}: cross-attention keys, transposed"),
+        cross += [_io(f"cross_k_{i}", "float32", ["b", "H", "Dh", "S"],
+                      f"decoder layer {i}: cross-attention keys, transposed"),
                   _io(f"cross_v_{i}", "float32", ["b", "H", "S", "Dh"], f"decoder layer {i}: cross-attention values")]
         past += [_io(f"self_k_{i}", "float32", ["n", "H", "Dh", "t"],
                      f"decoder layer {i}: self-attention keys so far, transposed (t = 0 at the first step)"),
-                 _io(f"self_v_{i}", "float32", ["n", "H", "t", "Dh"], f"decoder layer {i}: self-attention values so far")]
-        grown += [_io(f"new_self_k_{i}", "float32", ["b*K", "H", "Dh", "t+1"], f"self_k_{i} of the rows, this position added"),
-                  _io(f"new_self_v_{i}", "float32", ["b*K", "H", "t+1", "Dh"], f"self_v_{i} of the rows, this position added")]
+                 _io(f"self_v_{i}", "float32", ["n", "H", "t", "Dh"],
+                     f"decoder layer {i}: self-attention values so far")]
+        grown += [_io(f"new_self_k_{i}", "float32", ["b*K", "H", "Dh", "t+1"],
+                      f"self_k_{i} of the rows, this position added"),
+                  _io(f"new_self_v_{i}", "float32", ["b*K", "H", "t+1", "Dh"],
+                      f"self_v_{i} of the rows, this position added")]
     step_inputs = [
-        _io("tokens", "int64", ["b", "K"], "newest target token per row, K rows per sentence; <s> (2) at the first step"),
+        _io("tokens", "int64", ["b", "K"],
+            "newest target token per row, K rows per sentence; <s> (2) at the first step"),
         _io("rows", "int64", ["b", "K"], "the previous step's row (0..n-1) each row continues; "
             "at the first step n = b*K and rows = arange(b*K)"),
         _io("src_mask", "bool", ["b", "S"], "src != <pad> of the live sentences"),
@@ -121,8 +126,9 @@ def export_graphs(model: Transformer, out_dir: Path, opset: int) -> dict[str, Pa
     enc_in, dec_in = sample_inputs(model)
     specs = {
         ENCODER: (Encoder(model), enc_in, {"src": {0: sents, 1: src_len}}),
-        DECODER_STEP: (DecoderStep(model, own_output_weight=True), dec_in, {"tokens": {0: sents, 1: beam}, "rows": {0: sents, 1: beam},
-                                                    "src_mask": {0: sents, 1: src_len}, "cache": past + cross}),
+        DECODER_STEP: (DecoderStep(model, own_output_weight=True), dec_in,
+                       {"tokens": {0: sents, 1: beam}, "rows": {0: sents, 1: beam},
+                        "src_mask": {0: sents, 1: src_len}, "cache": past + cross}),
     }
     paths = {}
     for name, (module, inputs, shapes) in specs.items():

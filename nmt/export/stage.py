@@ -71,7 +71,8 @@ def corpus_card(report: Path) -> dict[str, Any]:
     try:
         stats = json.loads(Path(report).read_text(encoding="utf-8"))["stats"]
     except (OSError, ValueError, KeyError) as exc:
-        raise DataError(f"{report}: cannot read the validate stage's report ({exc}); run `dvc repro validate`") from None
+        raise DataError(f"{report}: cannot read the validate stage's report ({exc}); "
+                        "run `dvc repro validate`") from None
     keys = ("corpus", "provenance", "sources", "decontamination", "splits")
     return {"file": str(report), **{k: stats[k] for k in keys if k in stats}}
 
@@ -142,7 +143,8 @@ def export_stage(cfg: ExportConfig, decoding: Decoding, paths: ExportPaths,
             gate.check(f"{kind} outputs", share == 1.0 and par["sentences"] > 0,
                        f"identical on all {cfg.parity_split} sample sentences",
                        f"{share:.2%} of {par['sentences']} identical" +
-                       (f"; first difference {par['first_difference'][kind]}" if kind in par["first_difference"] else ""))
+                       (f"; first difference {par['first_difference'][kind]}"
+                        if kind in par["first_difference"] else ""))
         check_decoding(gate, decoding, evaluation, paths.metrics)
         metrics: dict[str, Any] = {"parity": {k: v for k, v in par.items() if k != "first_difference"}}
         metrics["size_mb"] = {v: round(sum(g["bytes"] for g in files.values()) / 1e6, 2) for v, files in graphs.items()}

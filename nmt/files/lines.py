@@ -37,7 +37,8 @@ def open_raw(path: Path) -> Iterator[BinaryIO]:
     except FileNotFoundError:
         raise DataError(f"{path}: file not found (run the previous stage first, e.g. `dvc repro`)") from None
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise DataError(f"{path}: truncated or corrupt gzip ({exc}); delete it and run the download stage again") from None
+        raise DataError(f"{path}: truncated or corrupt gzip ({exc}); "
+                        "delete it and run the download stage again") from None
     except OSError as exc:
         raise DataError(f"{path}: cannot read: {exc}") from None
 

@@ -98,6 +98,7 @@ def _describe_result(res: dict[str, Any]) -> str:
         return f"{value:.4g}" if isinstance(value, float) else str(value)
     if "unexpected_count" in r:
         sample = ", ".join(repr(v) for v in r.get("partial_unexpected_list", [])[:5])
-        text = f"{r['unexpected_count']} of {r.get('element_count')} rows outside ({r.get('unexpected_percent') or 0:.3g}%)"
+        text = (f"{r['unexpected_count']} of {r.get('element_count')} rows outside "
+                f"({r.get('unexpected_percent') or 0:.3g}%)")
         return text + (f", e.g. {sample}" if sample else "")
     return json.dumps(r, default=str)[:200]

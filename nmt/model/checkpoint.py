@@ -91,7 +91,9 @@ def load_weights(model: torch.nn.Module, weights: dict[str, torch.Tensor], path:
 
 def _shape_of(model: torch.nn.Module) -> str:
     cfg = getattr(model, "cfg", None)
-    return "" if cfg is None else f"(n_layers={cfg.n_layers}, d_model={cfg.d_model}, d_ff={cfg.d_ff}, n_heads={cfg.n_heads})"
+    if cfg is None:
+        return ""
+    return f"(n_layers={cfg.n_layers}, d_model={cfg.d_model}, d_ff={cfg.d_ff}, n_heads={cfg.n_heads})"
 
 
 def vocab_payload(vocabs: Vocabularies) -> dict[str, Any]:
@@ -159,7 +161,7 @@ class CheckpointDir:
         save(path, state)
         if best:
             save(self.root / "best.pt", state)
-        for s, old in self._files(_STEP_FILE):  # a newer save supersedes every rolling one
+        for _, old in self._files(_STEP_FILE):  # a newer save supersedes every rolling one
             if old != path:
                 old.unlink()
         for old in self.epochs()[: -self.keep]:

@@ -113,7 +113,8 @@ class DecoderStep(nn.Module):
             x = layer.res2(x, cross_attention)
             x = layer.res3(x, layer.ffn)
         h = model.dec_norm(x.reshape(b * K, -1))  # (b*K, d)
-        logp, ids = best_next(F.linear(h, model.generator.weight) if self.output_t is None else h @ self.output_t, 2 * K)  # (b*K, 2K)
+        logits = F.linear(h, model.generator.weight) if self.output_t is None else h @ self.output_t
+        logp, ids = best_next(logits, 2 * K)  # (b*K, 2K)
         return (logp.reshape(b, K, 2 * K), ids.reshape(b, K, 2 * K), *grown)
 
 
@@ -123,5 +124,6 @@ def empty_cache(model: Transformer, rows: int, device: torch.device | None = Non
     d_k = cfg.d_model // cfg.n_heads
     out: list[Tensor] = []
     for _ in model.decoder:
-        out += [torch.zeros(rows, cfg.n_heads, d_k, 0, device=device), torch.zeros(rows, cfg.n_heads, 0, d_k, device=device)]
+        out += [torch.zeros(rows, cfg.n_heads, d_k, 0, device=device),
+                torch.zeros(rows, cfg.n_heads, 0, d_k, device=device)]
     return out

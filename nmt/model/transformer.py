@@ -36,7 +36,8 @@ class Transformer(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.src_embed = nn.Embedding(src_vocab_size, cfg.d_model, padding_idx=PAD_ID)
-        self.tgt_embed = self.src_embed if cfg.tie_source else nn.Embedding(tgt_vocab_size, cfg.d_model, padding_idx=PAD_ID)
+        self.tgt_embed = (self.src_embed if cfg.tie_source
+                          else nn.Embedding(tgt_vocab_size, cfg.d_model, padding_idx=PAD_ID))
         self.register_buffer("pe", sinusoidal_table(cfg.max_len, cfg.d_model), persistent=False)
         self.drop = Dropout(cfg.dropout)
         self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_layers))

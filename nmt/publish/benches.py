@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-
 from nmt.publish.sources import Sources, measured, pct, table
-
 
 ENGINE = {"onnx": "ONNX package", "ct2": "CTranslate2"}
 
@@ -31,7 +29,8 @@ def decode_peers(s: Sources) -> str:
         parts.append(table(["engine", *res["layouts"], "best", "sacreBLEU", "lines identical to torch"], rows,
                            "l" + "r" * (len(res["layouts"]) + 3)))
         parts.append("\n" + "; ".join(
-            f"{precision}: ours / CTranslate2, best against best **{q['best']:.2f}x**, at 1 thread {q['one_thread']:.2f}x"
+            f"{precision}: ours / CTranslate2, best against best **{q['best']:.2f}x**, "
+            f"at 1 thread {q['one_thread']:.2f}x"
             for precision, q in mode["ratios"].items()) + ".")
     for probe in res.get("ct2_backend_probe", []):
         parts.append(f"\nCTranslate2 {probe['precision']}, {probe['layout']}, beam 4, with `{probe['env']}` (Intel MKL "
@@ -91,8 +90,9 @@ def train_throughput(s: Sources) -> str:
                     f"{MODEL[res['variants'][c['peer']]['model']]} {res['variants'][c['peer']]['precision']}",
                     f"**{c['ratio']:.2f}x**"] for c in res["comparisons"]]
     return "\n".join([
-        f"Model N={m['n_layers']}, d_model={m['d_model']}, h={m['n_heads']}, d_ff={m['d_ff']}, dropout {m['dropout']:g}, "
-        f"attention dropout {m['attn_dropout']:g} (all three), {res['steps']} timed updates of up to {res['max_tokens']} "
+        f"Model N={m['n_layers']}, d_model={m['d_model']}, h={m['n_heads']}, d_ff={m['d_ff']}, "
+        f"dropout {m['dropout']:g}, attention dropout {m['attn_dropout']:g} (all three), "
+        f"{res['steps']} timed updates of up to {res['max_tokens']} "
         f"tokens after {res['warmup']} untimed, on {res['device']} with {res['threads']} threads; "
         f"`train.precision: {res['train_precision']}` trains in {res['shipped_precision']} here.", "",
         table(["model", "precision", "target tokens/s", "peak MiB"], rows, "llrr"), "",
@@ -225,8 +225,8 @@ def repro_compare(s: Sources) -> str:
              [f"estimate with {res['full_updates']} updates (a full run)", f"{before['full_estimate_s'] / 60:.1f} min",
               f"{now['full_estimate_s'] / 60:.1f} min"]]
     return "\n".join([
-        f"Multi30k, every stage from `download` to `train` of each checkout's own `dvc.yaml`, seconds (best of the runs; "
-        f"the sides alternate):", "",
+        "Multi30k, every stage from `download` to `train` of each checkout's own `dvc.yaml`, "
+        "seconds (best of the runs; the sides alternate):", "",
         table(["stage", f"before issue 29 ({res['against']})", "now"], rows, "lrr"), "",
         f"Now / before: x{res['ratio_measured']:.2f} as measured, training tokens/s x{res['ratio_tokens_per_s']:.2f}, "
         f"x{res['ratio_full_estimate']:.2f} for a full-length run (the stages after train did not change).", "",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from nmt.publish.sources import Sources, measured, pct, table
 
+
 def langid(s: Sources) -> str:
     """Accuracy by length bucket and speed of every detector the bench ran, best overall first."""
     result = s.result("langid")

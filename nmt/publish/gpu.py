@@ -1,7 +1,7 @@
 """The GPU path as last measured on a lent GPU (`make gpu-check`, bench/gpu_device.py): docs/training.md's
 `gpu-check` block, from `bench/results/gpu_*.json` (copied there by `python -m bench.gpu_check collect`).
 
-One row per figure issue 49 sets a target for: the CUDA tests, the base model's MFU (eager and
+One row per figure the GPU path has a target for: the CUDA tests, the base model's MFU (eager and
 compiled), the default configuration's first epoch against its second, and each GPU preset's
 training time and test score; then the default configuration's top operators by device time.
 """

@@ -50,7 +50,8 @@ def serve_load(s: Sources) -> str:
          f"{parity['sentences']} sentences{bleu}"],
     ]
     if "soak_errors" in c:
-        checks.append(["soak at 0.7x capacity", f"{c['soak_errors']} errors", f"RSS growth {pct(c['soak_rss_growth'])}"])
+        checks.append(["soak at 0.7x capacity", f"{c['soak_errors']} errors",
+                       f"RSS growth {pct(c['soak_rss_growth'])}"])
     if (s.bench / f"{NAME}_int8.json").is_file():
         p8 = s.result(f"{NAME}_int8")["results"]["parity"]
         checks.append(["int8 (another run): served sacreBLEU against offline",
@@ -68,9 +69,11 @@ def serve_load(s: Sources) -> str:
               "" if v["32 clients"]["mean_batch"] is None else f"{v['32 clients']['mean_batch']:.1f}"]
              for v in res["variants"]], "lrrrrr"), ""]
     return "\n".join([
-        f"`{res['model']}` ({res['precision']}, beam {off['beam_size']}), `{res['split']}`, {res['sentences']} sentences, "
+        f"`{res['model']}` ({res['precision']}, beam {off['beam_size']}), `{res['split']}`, "
+        f"{res['sentences']} sentences, "
         f"steps of {res['step_s']:g} s{', smoke run' if res['smoke'] else ''}; server options: "
-        f"{'`' + res['serve_options'] + '`' if res['serve_options'] else 'the defaults'}. Offline, same package, same run: batch 1 p50 "
+        f"{'`' + res['serve_options'] + '`' if res['serve_options'] else 'the defaults'}. "
+        f"Offline, same package, same run: batch 1 p50 "
         f"{_ms(off['batch1']['p50_ms'])} ms / p99 {_ms(off['batch1']['p99_ms'])} ms, batch 32 in random order "
         f"{off['batch32_random_sentences_per_s']:.1f} sentences/s, batch 64 length-sorted "
         f"{off['batch64_sorted_sentences_per_s']:.1f} sentences/s.", "",
@@ -115,7 +118,8 @@ def serve_mixed(s: Sources) -> str:
         f"{', '.join(f'`{p}`' for p in res['models'].values())} ({res['precision']}), `{res['split']}`, steps of "
         f"{res['step_s']:g} s{', smoke run' if res['smoke'] else ''}. Offline, each package alone, same run: {off}. "
         f"Shared: one server with both packages (one queue, a batch is one direction's; options: "
-        f"{'`' + res['serve_options'] + '`' if res.get('serve_options') else 'the defaults'}). Separate: one server per "
+        f"{'`' + res['serve_options'] + '`' if res.get('serve_options') else 'the defaults'}). "
+        f"Separate: one server per "
         f"direction with {res['separate_threads']} thread(s) each, each request sent to its direction's server.", "",
         table(["step", "shared sentences/s", "p50 ms", "p99 ms", "statuses", "mean batch", "separate sentences/s",
                "separate p50 ms", "separate p99 ms"], rows, "lrrrlrrrr"), "",

@@ -124,7 +124,8 @@ def load_package(path: Path) -> Package:
         if absent:
             raise KeyError(", ".join(absent))
         manifest = {"kind": vocab.get("kind"), "joint": vocab.get("joint"), "src_lang": card["languages"]["src"],
-                    "tgt_lang": card["languages"]["tgt"], "src": vocab["src"], "tgt": vocab["tgt"], "bpe": vocab.get("bpe")}
+                    "tgt_lang": card["languages"]["tgt"], "src": vocab["src"], "tgt": vocab["tgt"],
+                    "bpe": vocab.get("bpe")}
         decoding = {k: card["decoding"][k] for k in ("beam_size", "alpha", "max_extra")}
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise DataError(f"{card_path}: malformed package ({type(exc).__name__}: {exc}); {REEXPORT}") from None

@@ -3,7 +3,7 @@
 On a small model and small batches, two decoders with one thread each serve more sentences per
 core than one decoder whose matrix products are split over two threads (CTranslate2's
 `inter_threads`). Processes, not threads: the numpy search holds the GIL between session runs,
-and two threads over shared sessions measured slower than two processes (issue 31: greedy fp32
+and two threads over shared sessions measured slower than two processes (greedy fp32
 875 against 934 sentences/s on 2 cores). Each process loads the package once (`OnnxTranslator`,
 files verified) and decodes whole batches of source ids; `map` hands the batches out as
 processes come free and yields the outputs in input order, so the text side (tokenization,

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from nmt.errors import DataError, NmtError
 from nmt.decode import search
 from nmt.decode.hypotheses import Hypothesis
+from nmt.errors import DataError, NmtError
 from nmt.runtime.package import REEXPORT
 from nmt.text.vocab import PAD_ID
 
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 # ONNX Runtime graph rewrites left out on the CPU. SkipLayerNormFusion turns each residual Add +
 # LayerNormalization into one SkipLayerNormalization, whose CPU kernel took 12% of a decoder
 # step and 17% of the encoder where the two ops it replaces take 2-4% (ONNX Runtime's profiler,
-# issue 31); without it, at one thread, greedy fp32 +14%, beam 4 fp32 +13%, greedy int8 +21%,
+# bench/decode_levers.py); without it, at one thread, greedy fp32 +14%, beam 4 fp32 +13%, greedy int8 +21%,
 # fp32 output unchanged.
 CPU_DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)
 
@@ -88,7 +88,8 @@ class OnnxModel:
         self.encoder, self.decoder = open_sessions([encoder, decoder_step], device, threads)
         self.max_len = max_len
         for session, path, wanted in ((self.encoder, encoder, {"src"}),
-                                      (self.decoder, decoder_step, {"tokens", "rows", "src_mask", "self_k_0", "cross_k_0"})):
+                                      (self.decoder, decoder_step,
+                                       {"tokens", "rows", "src_mask", "self_k_0", "cross_k_0"})):
             have = {i.name for i in session.get_inputs()}
             if not wanted <= have:
                 raise DataError(f"{path}: graph inputs {sorted(have)} lack {sorted(wanted - have)}; {REEXPORT}")

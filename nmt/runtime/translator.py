@@ -19,10 +19,10 @@ from typing import Any
 
 from nmt.config.evaluate import Decoding
 from nmt.config.loader import from_dict
-from nmt.files.cores import available_cores
 from nmt.decode.hypotheses import Hypothesis
 from nmt.decode.lines import LineTranslator
 from nmt.errors import NmtError
+from nmt.files.cores import available_cores
 from nmt.runtime.package import Package, load_package
 from nmt.runtime.pool import DecoderPool
 from nmt.runtime.session import OnnxModel
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 # `workers=0` (auto) starts decoder processes, one per core, the first time a call brings at least
 # this many sentences; fewer are decoded in this process. Starting them took 0.7 s here (2 spawned
 # processes loading the package side by side); with the 2-core rates of bench/decode_peers.py they
-# pay for it from 1,100 (beam 16 int8) to 4,000 (greedy fp32) sentences on (issue 31), and a wrong
+# pay for it from 1,100 (beam 16 int8) to 4,000 (greedy fp32) sentences on (bench/decode_peers.py), and a wrong
 # side of the threshold costs at most about that start.
 AUTO_SENTENCES = 2000
 

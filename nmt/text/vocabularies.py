@@ -103,7 +103,8 @@ def load_vocabularies(vocab_dir: Path, direction: str | None = None) -> Vocabula
         if not all(isinstance(v, str) for entry in files.values() for v in entry):
             raise TypeError("file and sha256 must be strings")
     except (AttributeError, KeyError, TypeError) as exc:
-        raise DataError(f"{vocab_dir / MANIFEST}: malformed ({type(exc).__name__}: {exc}); re-run the vocab stage") from None
+        raise DataError(f"{vocab_dir / MANIFEST}: malformed ({type(exc).__name__}: {exc}); "
+                        "re-run the vocab stage") from None
     src = Vocabulary.load(vocab_dir / files["src"][0], files["src"][1])
     tgt = Vocabulary.load(vocab_dir / files["tgt"][0], files["tgt"][1])
     bpe = None

@@ -41,12 +41,12 @@ from nmt.train.batching import (
 )
 from nmt.train.distributed import Dist, init_distributed
 from nmt.train.live import log_live, open_live
-from nmt.train.pairs import bin_direction
 from nmt.train.loss import LabelSmoothingKL
 from nmt.train.monitor import greedy_bleu, validation_loss
+from nmt.train.pairs import bin_direction
 from nmt.train.resume import Progress, restore, resume_conflict, state_dict
-from nmt.train.schedule import build_optimizer
 from nmt.train.run import Run, attention_kernels
+from nmt.train.schedule import build_optimizer
 from nmt.train.step import Pending, check_losses, guarded_update
 from nmt.train.stop import GracefulStop
 
@@ -117,8 +117,9 @@ def setup(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
               scheduler=scheduler, ckpts=ckpts, device=device, info=info, bf16=use_bf16(cfg.precision, device),
               lazy_checks=lazy_loss_checks(device), all_positions=all_positions(cfg.loss_positions, device),
               live=open_live(live_dir, resume=prog is not None) if info.main else None)
-    log.info("model: %s parameters on %s x%d (%s); %d training pairs", f"{sum(p.numel() for p in model.parameters()):,}",
-             device, info.world, "bf16 autocast" if run.bf16 else "fp32", len(run.train_pairs))
+    log.info("model: %s parameters on %s x%d (%s); %d training pairs",
+             f"{sum(p.numel() for p in model.parameters()):,}", device, info.world,
+             "bf16 autocast" if run.bf16 else "fp32", len(run.train_pairs))
     return run, prog or Progress()
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nmt.errors import DataError
 from nmt.data.indexed import FORMAT_VERSION, MANIFEST, open_indexed
+from nmt.errors import DataError
 from nmt.files.lines import split_file
 from nmt.text.vocabularies import Vocabularies
 

@@ -24,9 +24,18 @@ import pytest
 
 from nmt.config.mix import CleanConfig
 from nmt.config.params import load_params
-from nmt.data.cleaning import (Cleaner, SeenPairs, alpha_share, number_mismatch, numbers, other_script_share, pair_digests,
-                               same,
-                               url_mismatch, urls)
+from nmt.data.cleaning import (
+    Cleaner,
+    SeenPairs,
+    alpha_share,
+    number_mismatch,
+    numbers,
+    other_script_share,
+    pair_digests,
+    same,
+    url_mismatch,
+    urls,
+)
 from nmt.data.lexicon import LexicalScore
 from nmt.errors import ConfigError
 from nmt.text.langid import LanguageIdentifier

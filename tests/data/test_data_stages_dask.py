@@ -31,7 +31,8 @@ def test_an_unreachable_scheduler_is_a_one_line_error(clean: tuple[dict, Path], 
     monkeypatch.setattr(shards, "DASK_CONNECT_S", 1)
     monkeypatch.setenv(shards.DASK_ENV, "tcp://127.0.0.1:9")  # nothing listens on the discard port
     with pytest.raises(DataError, match=r"NMT_DASK_SCHEDULER=tcp://127\.0\.0\.1:9: cannot reach the Dask scheduler"):
-        tokenize_corpus(data_config(corpus), TokenizeConfig(), folder, tmp_path / "out", tmp_path / "r", None, workers=1)
+        tokenize_corpus(data_config(corpus), TokenizeConfig(), folder, tmp_path / "out", tmp_path / "r", None,
+                        workers=1)
     assert not (tmp_path / "out").exists()
 
 

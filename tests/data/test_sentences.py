@@ -24,7 +24,8 @@ def test_split_sentences(text: str, expected: list[str]) -> None:
 
 
 def test_a_pair_splits_where_both_sides_have_the_same_count() -> None:
-    assert split_pair("Er kam. Sie ging.", "He came. She left.") == [("Er kam.", "He came."), ("Sie ging.", "She left.")]
+    assert split_pair("Er kam. Sie ging.", "He came. She left.") == [("Er kam.", "He came."),
+                                                                     ("Sie ging.", "She left.")]
 
 
 def test_a_pair_stays_whole_where_the_counts_differ() -> None:

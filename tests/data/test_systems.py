@@ -19,6 +19,7 @@ from nmt.data.formats import source_chunks
 from nmt.errors import ConfigError, DataError
 from support.systems import HYP_FILES, HYPS, REF, SRC, write, write_set
 
+
 def entry(**options) -> dict:
     return {"de": "src.de", "en": list(HYP_FILES), "reference": "ref.en", **options}
 
@@ -38,8 +39,10 @@ def folder(tmp_path: Path) -> Path:
 def test_all_gives_a_pair_per_output_and_splits_the_segments(folder: Path) -> None:
     notes: Counter = Counter()
     pairs = read(folder, notes=notes, split_sentences=True)
-    sentences = [("Der Zug kommt um 8 Uhr an.", "The train arrives at 8 am."), ("Er ist pünktlich.", "It is punctual."),
-                 ("Der Zug kommt um 8 Uhr an.", "The train arrives at 8 o'clock."), ("Er ist pünktlich.", "It is on time.")]
+    sentences = [("Der Zug kommt um 8 Uhr an.", "The train arrives at 8 am."),
+                 ("Er ist pünktlich.", "It is punctual."),
+                 ("Der Zug kommt um 8 Uhr an.", "The train arrives at 8 o'clock."),
+                 ("Er ist pünktlich.", "It is on time.")]
     whole = (SRC[0], HYPS["C"][0])  # one sentence in English, two in German: kept whole
     assert pairs[:5] == [*sentences, whole]
     assert pairs[5:] == [(SRC[i], HYPS[s][i]) for i in range(1, 5) for s in "ABC"]  # test-suite lines included
@@ -118,11 +121,14 @@ def test_a_corpus_declares_a_systems_split_and_source_chunks_reads_it(folder: Pa
 
 
 @pytest.mark.parametrize("split,message", [
-    ({"format": "systems", **entry(), "en": ["src.hyp.A.en", "missing.en"]}, r"wmt\.file: 'missing\.en' is not produced"),
+    ({"format": "systems", **entry(), "en": ["src.hyp.A.en", "missing.en"]},
+     r"wmt\.file: 'missing\.en' is not produced"),
     ({"format": "systems", **entry(select="top_k", top_k=3)}, r"wmt\.top_k: must be less than the 3 outputs"),
     ({"format": "systems", **entry(select="best")}, r"wmt\.select: 'best' is not one of"),
-    ({"format": "systems", "de": "src.de", "en": list(HYP_FILES), "segments": "suite"}, r"wmt\.segments: .*needs `reference`"),
-    ({"format": "systems", "de": "src.de", "en": "src.hyp.A.en"}, r"one language with one file .* and the other with a list"),
+    ({"format": "systems", "de": "src.de", "en": list(HYP_FILES), "segments": "suite"},
+     r"wmt\.segments: .*needs `reference`"),
+    ({"format": "systems", "de": "src.de", "en": "src.hyp.A.en"},
+     r"one language with one file .* and the other with a list"),
     ({"format": "systems", **entry(), "max_per_templat": 1}, r"unknown keys \['max_per_templat'\]"),
     ({"format": "systems", **entry(split_sentences="yes")}, r"wmt\.split_sentences: expected bool"),
 ])

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from nmt.config.model import ModelConfig
-from nmt.decode.hypotheses import length_penalty
 from nmt.decode import search
 from nmt.decode.backend import TorchBackend, beam_search, greedy
+from nmt.decode.hypotheses import length_penalty
 from nmt.model.transformer import build_model
 from nmt.text.vocab import BOS_ID, EOS_ID, PAD_ID, SPECIALS, Vocabulary
 

@@ -30,7 +30,8 @@ def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
                      num_threads=1, average_last=1, keep_last=1, precision="fp32")  # the same on every host
     model_cfg = ModelConfig(n_layers=2, d_model=128, n_heads=4, d_ff=256, dropout=0.0, max_len=64)
     bin_dir = binarized(tokens, vocab)
-    train_stage(model_cfg, cfg, TokenizeConfig(), TrainPaths(vocab, tokens, bin_dir, root / "ckpt", root / "model.pt", root / "reports", root / "tr"))
+    train_stage(model_cfg, cfg, TokenizeConfig(),
+                TrainPaths(vocab, tokens, bin_dir, root / "ckpt", root / "model.pt", root / "reports", root / "tr"))
     return root / "model.pt"
 
 
@@ -75,7 +76,8 @@ def test_overlong_line_is_truncated_with_a_warning(model_file: Path, caplog) -> 
 def test_cli_files_stdin_and_invalid_utf8(model_file: Path, tmp_path: Path, capsys, monkeypatch) -> None:
     src = tmp_path / "in.txt"
     src.write_text("s1 s2 s3 s4 s5 s6 s7 s8 s9 s0\n\ns3 s3 s1 s2 s5 s6 s7 s8 s9 s0\n")
-    assert main(["translate", "--model", str(model_file), "--input", str(src), "--output", str(tmp_path / "o.txt")]) == 0
+    assert main(["translate", "--model", str(model_file), "--input", str(src),
+                 "--output", str(tmp_path / "o.txt")]) == 0
     out = (tmp_path / "o.txt").read_text().split("\n")
     assert len(out) == 4 and out[1] == "" and out[3] == ""
 
@@ -114,6 +116,7 @@ def test_a_training_checkpoint_is_not_a_model_file(model_file: Path, tmp_path: P
 def test_help_does_not_import_torch() -> None:
     import subprocess
 
-    code = "import sys; from nmt.cli import main\ntry: main(['translate', '--help'])\nexcept SystemExit: pass\nprint('torch' in sys.modules)"
+    code = ("import sys; from nmt.cli import main\ntry: main(['translate', '--help'])\nexcept SystemExit: pass\n"
+            "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().endswith("False") and "--beam-size" in out

@@ -38,7 +38,8 @@ def test_progress_is_logged_when_not_on_a_terminal(model_path: Path, tmp_path: P
     src = tmp_path / "in.txt"
     src.write_text("s1 s2 s3\n\ns4 s5 s6\ns7\n")
     with caplog.at_level(logging.INFO, logger="nmt.translate"):
-        assert main(["translate", "--model", str(model_path), "--input", str(src), "--output", str(tmp_path / "o")]) == 0
+        assert main(["translate", "--model", str(model_path), "--input", str(src),
+                     "--output", str(tmp_path / "o")]) == 0
     assert "translating 4 lines (3 sentences)" in caplog.text
     assert "translated 3/3 sentences" in caplog.text and "sentences/s" in caplog.text and "left)" in caplog.text
 
@@ -166,7 +167,7 @@ def test_card_with_a_bad_decoding_setting_fails_when_the_package_loads(package: 
 def test_a_stage_whose_module_needs_a_missing_package_is_one_line(tmp_path: Path) -> None:
     """`nmt train` in a runtime-only install: torch is missing when the stage module is imported."""
     code = ("import sys\nsys.modules['torch'] = None\nfrom nmt.cli import main\n"
-            f"sys.exit(main(['train', '--params', 'params.yaml']))")
+            "sys.exit(main(['train', '--params', 'params.yaml']))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=tmp_path)
     assert run.returncode == 1 and "Traceback" not in run.stderr
     assert run.stderr.strip() == ("nmt train: error: this command needs the pipeline dependencies (torch is not "

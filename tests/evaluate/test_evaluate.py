@@ -19,8 +19,8 @@ from nmt.config.loader import InvalidValue
 from nmt.config.model import ModelConfig
 from nmt.decode.translator import Translator
 from nmt.errors import DataError, GateError
-from nmt.evaluate.attention import KINDS, capture
 from nmt.evaluate import report
+from nmt.evaluate.attention import KINDS, capture
 from nmt.evaluate.scoring import bleu_by_length, corpus_scores, sentence_bleu
 from nmt.evaluate.stage import EvaluatePaths, evaluate_stage
 from nmt.gates.gate import Gate
@@ -47,7 +47,9 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     model_cfg = ModelConfig(n_layers=2, d_model=64, n_heads=4, d_ff=128, dropout=0.0, max_len=64)
     reports = root / "reports"
     bin_dir = binarized(tokens, vocab)
-    train_stage(model_cfg, cfg, TokenizeConfig(), TrainPaths(vocab, tokens, bin_dir, root / "ckpt", root / "model.pt", reports / "validation", reports / "train"))
+    train_stage(model_cfg, cfg, TokenizeConfig(),
+                TrainPaths(vocab, tokens, bin_dir, root / "ckpt", root / "model.pt", reports / "validation",
+                           reports / "train"))
     rng = random.Random(11)
     sents = [_sentence(rng) for _ in range(N_TEST)]
     write_split(tokens, "test", sents, sents)
@@ -67,7 +69,8 @@ def _config(**kw) -> EvaluateConfig:
 @pytest.fixture(scope="module")
 def evaluated(setup: dict[str, Path]) -> dict[str, Path]:
     s = setup
-    evaluate_stage(_config(), EvaluatePaths(s["model"], s["data"], s["tokens"], s["reports"], s["reports"] / "validation", s["reports"] / "train" / "curves.png"))
+    evaluate_stage(_config(), EvaluatePaths(s["model"], s["data"], s["tokens"], s["reports"],
+                                            s["reports"] / "validation", s["reports"] / "train" / "curves.png"))
     return s
 
 
@@ -131,7 +134,8 @@ def test_bleu_floor_fails_the_stage_and_keeps_outputs(own_reports: dict[str, Pat
     before = {p: p.read_bytes() for p in (s["reports"] / "metrics.json", s["reports"] / "index.html",
                                            s["reports"] / "translations" / "test.txt")}
     with pytest.raises(GateError, match=r"test: sacreBLEU floor: \d+\.\d+ \(expected >= 60\)"):
-        evaluate_stage(_config(min_bleu=60.0), EvaluatePaths(s["model"], data, s["tokens"], s["reports"], s["reports"] / "validation", None))
+        evaluate_stage(_config(min_bleu=60.0),
+                       EvaluatePaths(s["model"], data, s["tokens"], s["reports"], s["reports"] / "validation", None))
     assert all(p.read_bytes() == b for p, b in before.items())
     assert not json.loads((s["reports"] / "validation" / "evaluate.json").read_text())["success"]
 
@@ -150,7 +154,8 @@ def test_a_failure_while_rendering_keeps_the_previous_report_whole(own_reports: 
 
     monkeypatch.setattr(nmt.evaluate.stage, "plot_all", broken_plot)
     with pytest.raises(RuntimeError, match="matplotlib broke"):
-        evaluate_stage(_config(beam_size=1), EvaluatePaths(s["model"], s["data"], s["tokens"], reports, reports / "validation"))
+        evaluate_stage(_config(beam_size=1),
+                       EvaluatePaths(s["model"], s["data"], s["tokens"], reports, reports / "validation"))
     assert all(p.read_bytes() == b for p, b in before.items())
     assert not list(reports.glob(".*.tmp"))  # staged directories cleaned up
 
@@ -188,7 +193,8 @@ def test_report_gates_are_those_of_the_stages_up_to_evaluate_in_dvc_yaml() -> No
 def test_missing_test_set_names_the_file(setup: dict[str, Path], tmp_path: Path) -> None:
     s = setup
     with pytest.raises(DataError, match=r"test_2016\.de: source file not found"):
-        evaluate_stage(_config(test_sets=("test_2016",)), EvaluatePaths(s["model"], s["data"], s["tokens"], tmp_path, tmp_path / "validation"))
+        evaluate_stage(_config(test_sets=("test_2016",)),
+                       EvaluatePaths(s["model"], s["data"], s["tokens"], tmp_path, tmp_path / "validation"))
 
 
 def test_config_errors() -> None:
@@ -246,7 +252,8 @@ def _render(page: Path, profile: Path) -> str:
 
 def _image_counts(dom: str) -> tuple[int, int]:
     body = re.search(r"<body[^>]*>", dom).group(0)
-    return (int(re.search(r'data-images="(\d+)"', body).group(1)), int(re.search(r'data-broken="(\d+)"', body).group(1)))
+    return (int(re.search(r'data-images="(\d+)"', body).group(1)),
+            int(re.search(r'data-broken="(\d+)"', body).group(1)))
 
 
 def test_report_renders_in_chromium_with_every_image(evaluated: dict[str, Path], tmp_path: Path) -> None:

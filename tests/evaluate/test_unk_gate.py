@@ -22,7 +22,6 @@ from nmt.text.vocab import UNK_ID
 from nmt.train.stage import TrainPaths, train_stage
 from support.train import binarized, tiny_train, write_split
 
-
 NAMES = ("Anna", "Jürgen", "Schröder", "Köln")
 
 
@@ -149,7 +148,8 @@ def test_open_vocabulary_round_trip_rare_word_number_name(bpe_model: dict[str, P
     """Text never seen as a whole word (a rare word, a number, a name) gets no <unk> on the way
     in (source ids) or out (translation), and the target side can spell it exactly."""
     translator = Translator.from_file(bpe_model["model"], Decoding(beam_size=2))
-    lines = ["s1 r424242 s3", "s2 s5 1987 s0", "Jörg s4 s9", "s7 Schönherr 31415 s1 r7"]  # digits: never token-initial in training
+    # digits: never token-initial in training
+    lines = ["s1 r424242 s3", "s2 s5 1987 s0", "Jörg s4 s9", "s7 Schönherr 31415 s1 r7"]
     vocabs = translator.vocabs
     for line in lines:
         tokens = line.split()

@@ -96,7 +96,8 @@ def test_graphs_take_any_batch_beam_source_and_cache_length(package: Path, torch
         H, dh = cross[1].shape[1], cross[1].shape[3]
         past = []
         for _ in torch_model.decoder:
-            past += [torch.randn(earlier, H, dh, cache_len, generator=gen), torch.randn(earlier, H, cache_len, dh, generator=gen)]
+            past += [torch.randn(earlier, H, dh, cache_len, generator=gen),
+                     torch.randn(earlier, H, cache_len, dh, generator=gen)]
         tokens = torch.randint(4, 14, (batch, beam), generator=gen)
         rows = torch.randint(0, earlier, (batch, beam), generator=gen)
         logp, ids, *grown = DecoderStep(torch_model)(tokens, rows, src != 0, *past, *cross)
@@ -152,7 +153,9 @@ def test_failed_gate_keeps_previous_package(package: Path, model_path: Path, tmp
 
 def test_missing_evaluation_metrics_is_a_clear_error(root: Path, model_path: Path, tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"metrics\.json: not found; run the evaluate stage"):
-        export_stage(ExportConfig(), Decoding(), ExportPaths(model_path, root / "validated", tmp_path / "metrics.json", tmp_path / "onnx", tmp_path / "reports", tmp_path / "export.json"))
+        export_stage(ExportConfig(), Decoding(),
+                     ExportPaths(model_path, root / "validated", tmp_path / "metrics.json", tmp_path / "onnx",
+                                 tmp_path / "reports", tmp_path / "export.json"))
     assert not (tmp_path / "onnx").exists()
 
 
@@ -174,5 +177,6 @@ def test_int8_package_translates_as_the_fp32_one(package: Path) -> None:
     refs = [lines[i] for i in sources]
     bleu_fp32 = sacrebleu_score([expected[i] for i in sources], refs)
     assert sacrebleu_score([out[i] for i in sources], refs) >= bleu_fp32 - 1.0
-    assert int8.package.graph("decoder_step", int8=True).stat().st_size < fp32.package.graph("decoder_step").stat().st_size
+    assert (int8.package.graph("decoder_step", int8=True).stat().st_size
+            < fp32.package.graph("decoder_step").stat().st_size)
     assert load_package(package).card["graphs"]["int8"]["encoder"]["file"] == "encoder.int8.onnx"

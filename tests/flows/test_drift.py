@@ -28,10 +28,10 @@ import httpx
 import pytest
 import yaml
 
-from support.webhook import Hook, heard
 from support.prefect_server import prefect_cli, running_server
 from support.scratch import ROOT, isolate_prefect
 from support.serve import ThreadServer, ask, config, post
+from support.webhook import Hook, heard
 
 isolate_prefect()  # before prefect is imported
 
@@ -47,7 +47,7 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from flows.drift import DRIFT_EXIT, DRIFTED, NOT_ENOUGH_DATA, drift_check, main, report_paths
 from flows.pipeline import pipeline
-from nmt.serve.profile_stage import main as profile_main
+from nmt.drift.stage import main as profile_main
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 

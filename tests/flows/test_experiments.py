@@ -33,10 +33,14 @@ def _rev(name: str, params: dict, bleu: float | None) -> dict:
 SHOW = [{"rev": "a" * 40, "data": {"params": {"params.yaml": {"data": {
             "vocab": {"kind": "bpe", "bpe_merges": 8000}, "train": {"epochs": 10, "lr_factor": 0.7}}}}},
          "experiments": [{"revs": [
-             _rev("p-word", {"vocab": {"kind": "word", "bpe_merges": 8000}, "train": {"epochs": 3, "lr_factor": 0.7}}, 20.5),
-             _rev("p-4k", {"vocab": {"kind": "bpe", "bpe_merges": 4000}, "train": {"epochs": 3, "lr_factor": 0.7}}, 21.5),
-             _rev("p-lr", {"vocab": {"kind": "bpe", "bpe_merges": 8000}, "train": {"epochs": 3, "lr_factor": 1.0}}, None),
-             _rev("other", {"vocab": {"kind": "bpe", "bpe_merges": 8000}, "train": {"epochs": 10, "lr_factor": 0.7}}, 30.0),
+             _rev("p-word", {"vocab": {"kind": "word", "bpe_merges": 8000},
+                             "train": {"epochs": 3, "lr_factor": 0.7}}, 20.5),
+             _rev("p-4k", {"vocab": {"kind": "bpe", "bpe_merges": 4000},
+                           "train": {"epochs": 3, "lr_factor": 0.7}}, 21.5),
+             _rev("p-lr", {"vocab": {"kind": "bpe", "bpe_merges": 8000},
+                           "train": {"epochs": 3, "lr_factor": 1.0}}, None),
+             _rev("other", {"vocab": {"kind": "bpe", "bpe_merges": 8000},
+                            "train": {"epochs": 10, "lr_factor": 0.7}}, 30.0),
          ]}]}]
 
 

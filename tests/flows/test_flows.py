@@ -362,7 +362,8 @@ def test_summary_rounds_numbers_and_table_cells_stay_short() -> None:
     spec = dp.StageSpec("evaluate", (), ("reports/metrics.json",))
     report = fa.PipelineReport(project="/p", stages=[fa.StageResult("evaluate", True, 12.345)])
     rows = [{"stage": "evaluate", "file": "reports/metrics.json", "metric": "test.sacrebleu", "value": 38.35123456789},
-            {"stage": "train", "file": "reports/train/live/metrics.json", "metric": "val_bleu", "value": 37.70172926734491}]
+            {"stage": "train", "file": "reports/train/live/metrics.json", "metric": "val_bleu",
+             "value": 37.70172926734491}]
     md = fa.summary_markdown(report, [spec], [], rows, None)
     assert "test.sacrebleu: 38.35\n" in md and "val_bleu: 37.7\n" in md and "| evaluate | ran | 12.3 |" in md
     assert len(fa._cell("x" * 5000)) == fa.CELL_CHARS and fa._cell("short") == "short"

@@ -24,9 +24,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support.webhook import Hook, heard
 from support.prefect_server import running_server
-from support.scratch import BIN, GIT, build_project, build_tiny_project, commit_project, dvc, isolate_prefect, project_env
+from support.scratch import (
+    BIN,
+    GIT,
+    build_project,
+    build_tiny_project,
+    commit_project,
+    dvc,
+    isolate_prefect,
+    project_env,
+)
+from support.webhook import Hook, heard
 
 isolate_prefect()  # before prefect is imported
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from flows.gto_registry import Registry, RegistryError
 from flows.decision import decide, markdown, scores
+from flows.gto_registry import Registry, RegistryError
 from flows.registry import main, promote_commit, select_models
 from support.scratch import ROOT
 
@@ -156,13 +156,15 @@ def test_each_direction_is_promoted_on_its_own_metrics(repo: Path, monkeypatch: 
     # one direction only; an unknown name lists the known ones
     _commit_direction(repo, "en-de", 16.0)
     assert main(["--params", params, "--dvcfile", "general/dvc.yaml", "--model", "general:nmt-en-de", "promote"]) == 0
-    assert Registry(repo, models["en-de"]).prod()[0] == "v0.0.3" and Registry(repo, models["de-en"]).versions()[-1] == "v0.0.2"
+    assert Registry(repo, models["en-de"]).prod()[0] == "v0.0.3"
+    assert Registry(repo, models["de-en"]).versions()[-1] == "v0.0.2"
     with pytest.raises(RegistryError, match="declares no artifact nmt-en-de; it declares general:nmt-de-en"):
         select_models(repo, "general/dvc.yaml", ["nmt-en-de"])
     # a rollback names its direction; its tags are GTO's `general=` ones
     assert main(["--params", params, "--dvcfile", "general/dvc.yaml", "rollback"]) == 1
     assert main(["--params", params, "--dvcfile", "general/dvc.yaml", "rollback", "--model", "general:nmt-de-en"]) == 0
-    assert Registry(repo, models["de-en"]).prod()[0] == "v0.0.1" and Registry(repo, models["en-de"]).prod()[0] == "v0.0.3"
+    assert Registry(repo, models["de-en"]).prod()[0] == "v0.0.1"
+    assert Registry(repo, models["en-de"]).prod()[0] == "v0.0.3"
 
 
 def _stage_tags(repo: Path) -> set[str]:

@@ -114,7 +114,7 @@ def test_package_file_accepts_names_inside_and_refuses_the_rest(tmp_path: Path) 
     for name in ("model.bin", "ctranslate2/model.bin", "a/b/c.txt", "./x"):
         assert package_file(tmp_path, name, card, "files") == tmp_path / name
     for name in OUTSIDE:
-        refused(lambda: package_file(tmp_path, name, card, "files"), card, "files")
+        refused(lambda name=name: package_file(tmp_path, name, card, "files"), card, "files")
     for name in ("", None, 3):
         with pytest.raises(DataError, match=r"model\.json: files is .*, not a file name; re-export it"):
             package_file(tmp_path, name, card, "files")

@@ -57,7 +57,8 @@ def test_import_and_translate_with_torch_blocked(package: Path) -> None:
 
     cli = ("import sys\nsys.modules['torch'] = None\nfrom nmt.cli import main\n"
            f"sys.exit(main(['translate', '--model', {str(package)!r}, '--device', 'cpu']))\n")
-    run = subprocess.run([sys.executable, "-c", cli], input="s1 s2 s3\n\ns4 s5\n", capture_output=True, text=True, check=False)
+    run = subprocess.run([sys.executable, "-c", cli], input="s1 s2 s3\n\ns4 s5\n", capture_output=True, text=True,
+                         check=False)
     assert run.returncode == 0, run.stderr
     assert len(run.stdout.split("\n")) == 4 and run.stdout.split("\n")[1] == ""
 

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from nmt.runtime.translator import OnnxTranslator
-from nmt.serve.batcher import SWITCH_INTERVAL_ONE_S, SWITCH_INTERVAL_S
-from nmt.serve.decoding import translate_sentences
+from nmt.serve.engine.batcher import SWITCH_INTERVAL_ONE_S, SWITCH_INTERVAL_S
+from nmt.serve.engine.decoding import translate_sentences
 from support.onnx import sentences
 from support.serve import TOKEN, ThreadServer, ask, config, post
 from support.serve import offline as offline_answers
@@ -81,8 +81,8 @@ def test_auto_source_and_alternatives_answer_as_libretranslate(server: ThreadSer
 
 
 def test_a_texts_alternatives_combine_its_sentences_hypotheses() -> None:
-    from nmt.serve.translating import alternative_texts
-    from nmt.serve.sentences import Segmented
+    from nmt.serve.api.translating import alternative_texts
+    from nmt.serve.engine.sentences import Segmented
 
     seg = Segmented(("", "A.", " ", "B.", "\n"))
     hyps = [["a1", "a2", "a3"], ["b1", "b2"]]
@@ -199,7 +199,8 @@ def test_the_other_endpoints(server: ThreadServer, package: Path) -> None:
     assert get("/languages").json() == [{"code": "de", "name": "German", "targets": ["en"]},
                                         {"code": "en", "name": "English", "targets": []}]
     (model,) = get("/v1/model").json()["models"]
-    assert model["served"]["direction"] == "de-en" and model["card"]["format"] == "nmt-onnx" and model["served"]["path"] == str(package)
+    assert model["served"]["direction"] == "de-en" and model["card"]["format"] == "nmt-onnx"
+    assert model["served"]["path"] == str(package)
     assert model["served"]["engine"] == "onnx" and model["served"]["int8"] is False
     r = get("/nowhere")
     assert r.status_code == 404 and r.json() == {"error": "Not Found"}

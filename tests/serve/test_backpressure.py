@@ -98,7 +98,8 @@ def test_a_disconnected_clients_sentences_are_dropped_before_decoding(start) -> 
 def test_api_keys_are_required_and_limited_and_never_logged(start, tmp_path: Path,
                                                             caplog: pytest.LogCaptureFixture) -> None:
     keys = tmp_path / "keys.json"
-    keys.write_text(json.dumps({"key-rate-aaaa": {"requests_per_minute": 2}, "key-chars-bbbb": {"chars_per_request": 5}}))
+    keys.write_text(json.dumps({"key-rate-aaaa": {"requests_per_minute": 2},
+                                "key-chars-bbbb": {"chars_per_request": 5}}))
     with caplog.at_level(logging.DEBUG):
         s = start(api_keys=keys, access_log=True)
         missing = post(s.url, json=ask("s1"))

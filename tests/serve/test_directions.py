@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from nmt.runtime.translator import OnnxTranslator
-from nmt.serve.config import ServeConfig
-from nmt.serve.router import package_folders
+from nmt.serve.api.options import ServeConfig
+from nmt.serve.engine.router import package_folders
 from support.onnx import sentences
 from support.serve import TOKEN, ThreadServer, both_packages, config, offline, post
 
@@ -88,7 +88,7 @@ def test_languages_model_and_reload_list_every_package(server: ThreadServer, bot
 
 def test_two_packages_of_one_direction_are_refused(package: Path) -> None:
     from nmt.errors import DataError
-    from nmt.serve.server import load_models, make_state
+    from nmt.serve.api.server import load_models, make_state
 
     cfg = config(package)
     with pytest.raises(DataError, match="both translate de-en: serve one package per direction"):

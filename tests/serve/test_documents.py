@@ -1,4 +1,4 @@
-"""Files translated whole without a model (nmt/serve/formats/, nmt/serve/office.py): a .docx and an
+"""Files translated whole without a model (nmt/serve/markup/formats/, nmt/serve/markup/office.py): a .docx and an
 .srt made here, translated by fake models, opened again by their readers; .txt layout; limits and errors."""
 
 from __future__ import annotations
@@ -12,8 +12,15 @@ import pytest
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
-from nmt.serve.formats import (BadDocument, DocumentLimits, DocumentTooLarge, UnsupportedDocument, read_document,
-                               translate_document, wrap)
+from nmt.serve.api.files import document_refusal
+from nmt.serve.markup.formats import (
+    BadDocument,
+    DocumentLimits,
+    DocumentTooLarge,
+    UnsupportedDocument,
+    read_document,
+    wrap,
+)
 
 TIMING = re.compile(r"\d\d:\d\d:\d\d,\d\d\d --> \d\d:\d\d:\d\d,\d\d\d")
 
@@ -182,24 +189,24 @@ def test_a_text_file_keeps_its_layout() -> None:
 
 
 def test_an_html_file_goes_through_the_markup_module() -> None:
-    out = translate_document("page.HTML", "<p>Ein <b>roter</b> Ball</p><script>x</script>".encode(), upper)
-    assert out == "<p>EIN <b>ROTER</b> BALL</p><script>x</script>".encode()
+    doc = read_document("page.HTML", b"<p>Ein <b>roter</b> Ball</p><script>x</script>")
+    assert doc.write(upper(doc.units)) == b"<p>EIN <b>ROTER</b> BALL</p><script>x</script>"
 
 
 def test_unknown_types_sizes_and_broken_files_are_refused_with_their_status() -> None:
     with pytest.raises(UnsupportedDocument, match="type .pdf") as err:
         read_document("a.pdf", b"%PDF")
-    assert err.value.status == 415
+    assert document_refusal(err.value).status == 415
     with pytest.raises(UnsupportedDocument, match="no extension"):
         read_document("README", b"x")
     with pytest.raises(DocumentTooLarge) as big:
         read_document("a.txt", b"x" * 101, DocumentLimits(max_bytes=100))
-    assert big.value.status == 413
+    assert document_refusal(big.value).status == 413
     with pytest.raises(DocumentTooLarge, match="characters"):
         read_document("a.txt", b"abc\ndef", DocumentLimits(max_chars=5))
     with pytest.raises(BadDocument, match="not UTF-8") as bad:
         read_document("a.srt", b"\xff\xfe\xfa")
-    assert bad.value.status == 400
+    assert document_refusal(bad.value).status == 400
     with pytest.raises(BadDocument, match="not a zip"):
         read_document("a.docx", b"not a zip")
     with pytest.raises(DocumentTooLarge, match="unpacks"):

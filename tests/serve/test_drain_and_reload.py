@@ -111,7 +111,8 @@ def test_reload_switches_refuses_a_bad_package_and_fails_nothing_in_flight(serve
     want = offline(OnnxTranslator.from_dir(greedy, device="cpu", threads=1), lines)
     assert post(served.url, json=ask(lines)).json()["translatedText"] == want  # the new package answers
     text = httpx.get(f"{served.url}/metrics", timeout=30).text
-    assert 'nmt_serve_reloads_total{outcome="ok"} 1.0' in text and 'nmt_serve_reloads_total{outcome="refused"} 1.0' in text
+    assert 'nmt_serve_reloads_total{outcome="ok"} 1.0' in text
+    assert 'nmt_serve_reloads_total{outcome="refused"} 1.0' in text
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""Terminology by span swap without a model (nmt/serve/glossary.py): the TSV file and its errors,
+"""Terminology by span swap without a model (nmt/serve/engine/glossary.py): the TSV file and its errors,
 matching (longest first, word boundaries, case, umlauts and ß, never inside a URL or number),
 restoring the target term (its case included), do-not-translate spans kept verbatim, a request's
 glossary over the file's, and sentences without terms masked exactly as `spans.mask` masks them."""
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from nmt.serve.glossary import Glossary, GlossaryError, Term, for_request
-from nmt.serve.termswap import mask_terms
-from nmt.serve.spans import Masked, mask
+from nmt.serve.engine.glossary import Glossary, GlossaryError, Term, for_request
+from nmt.serve.engine.spans import Masked, mask
+from nmt.serve.engine.termswap import mask_terms
 
 
 def tsv(tmp_path: Path, text: str | bytes) -> Path:
@@ -57,7 +57,7 @@ def test_a_malformed_tsv_line_is_an_error_naming_the_file_and_line(tmp_path: Pat
 
 
 def test_a_file_that_is_not_utf8_or_not_there_is_an_error_naming_it(tmp_path: Path) -> None:
-    path = tsv(tmp_path, "Haus\thouse\n".encode() + "Bäume\ttrees\n".encode("latin-1"))
+    path = tsv(tmp_path, b"Haus\thouse\n" + "Bäume\ttrees\n".encode("latin-1"))
     with pytest.raises(GlossaryError, match=rf"{path}:2: not UTF-8"):
         Glossary.read(path)
     with pytest.raises(GlossaryError, match="missing.tsv: cannot read it"):

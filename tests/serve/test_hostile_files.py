@@ -21,8 +21,9 @@ import docx
 import httpx
 import pytest
 
-import nmt.serve.files
-from nmt.serve.formats import BadDocument, read_document
+import nmt.serve.api.files
+from nmt.serve.api.files import document_refusal
+from nmt.serve.markup.formats import BadDocument, read_document
 from support.serve import ThreadServer, config, post
 
 pytestmark = pytest.mark.network
@@ -55,19 +56,20 @@ def locked(package: Path, keys: Path, tmp_path_factory: pytest.TempPathFactory) 
 
 
 def send(url: str, name: str, data: bytes, **form: str) -> httpx.Response:
-    return post(url, path="/translate_file", data={"source": "de", "target": "en", **form}, files={"file": (name, data)})
+    return post(url, path="/translate_file", data={"source": "de", "target": "en", **form},
+                files={"file": (name, data)})
 
 
 def test_no_key_no_parsing(locked: ThreadServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """Finding 5: with --api-keys, an upload without a known key is refused before its document is read."""
     parsed: list[str] = []
-    real = nmt.serve.files.read_document
+    real = nmt.serve.api.files.read_document
 
     def counted(name: str, *args: Any) -> Any:
         parsed.append(name)
         return real(name, *args)
 
-    monkeypatch.setattr(nmt.serve.files, "read_document", counted)
+    monkeypatch.setattr(nmt.serve.api.files, "read_document", counted)
     page = b"<p>s1 <b>s2</b></p>" * 2000
     assert send(locked.url, "page.html", page).status_code == 403
     assert send(locked.url, "page.html", page, api_key="x" * 20).status_code == 403
@@ -161,7 +163,7 @@ def test_a_broken_docx_is_a_bad_document(kind: str) -> None:
     """Finding 8, the reader: each malformed .docx is `BadDocument` (400) with a one-line reason."""
     with pytest.raises(BadDocument) as err:
         read_document("broken.docx", BROKEN[kind]())
-    assert err.value.status == 400 and "\n" not in str(err.value) and "broken.docx" in str(err.value)
+    assert document_refusal(err.value).status == 400 and "\n" not in str(err.value) and "broken.docx" in str(err.value)
 
 
 def test_broken_documents_are_400_never_500(locked: ThreadServer, caplog: pytest.LogCaptureFixture) -> None:
@@ -188,14 +190,14 @@ def test_a_drain_waits_for_an_upload_being_read(package: Path, monkeypatch: pyte
     """Finding 10: a file admitted before the drain began counts as in flight until it is answered,
     and is translated (200), not refused when it reaches the queue."""
     entered, go = threading.Event(), threading.Event()
-    real = nmt.serve.files.read_document
+    real = nmt.serve.api.files.read_document
 
     def slow(*args: Any) -> Any:
         entered.set()
         go.wait(30)
         return real(*args)
 
-    monkeypatch.setattr(nmt.serve.files, "read_document", slow)
+    monkeypatch.setattr(nmt.serve.api.files, "read_document", slow)
     server = ThreadServer(config(package, max_wait_ms=20))
     answer: list[httpx.Response] = []
     client = threading.Thread(target=lambda: answer.append(send(server.url, "a.txt", b"s1 s2\n")))
@@ -237,14 +239,14 @@ def test_a_document_being_read_holds_up_no_plain_request(start, monkeypatch: pyt
     text thread, so /livez, /readyz and a plain /translate are answered meanwhile."""
     s = start()
     entered, gate = threading.Event(), threading.Event()
-    real = nmt.serve.files.read_document
+    real = nmt.serve.api.files.read_document
 
     def held(*args: Any, **kwargs: Any) -> Any:
         entered.set()
         gate.wait(30)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(nmt.serve.files, "read_document", held)
+    monkeypatch.setattr(nmt.serve.api.files, "read_document", held)
     answers: list[int] = []
     upload = threading.Thread(target=lambda: answers.append(send(s.url, "a.txt", b"Ein Hund.\n").status_code))
     upload.start()

@@ -24,7 +24,7 @@ from collections.abc import Callable
 import docx
 import pytest
 
-from nmt.serve.formats import BadDocument, DocumentLimits, DocumentTooLarge, read_document
+from nmt.serve.markup.formats import BadDocument, DocumentLimits, DocumentTooLarge, read_document
 
 LINEAR = 8.0  # work(4n) / work(n): linear ~4 (the stdlib HTML tokenizer ~5), quadratic ~16; room for shared cores
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -148,7 +148,8 @@ def test_a_docx_of_many_tiny_paragraphs_is_refused_early() -> None:
     with pytest.raises(DocumentTooLarge, match="characters.*limit is 1000"):
         read_document("a.docx", _docx_of(5_000), limits)
     small, large = _docx_of(5_000), _docx_of(20_000)
-    ratio = _cost(lambda: read_document("a.docx", large, limits)) / _cost(lambda: read_document("a.docx", small, limits))
+    ratio = (_cost(lambda: read_document("a.docx", large, limits))
+             / _cost(lambda: read_document("a.docx", small, limits)))
     assert ratio < 2.0, f"4x the paragraphs past the limit took {ratio:.1f}x the work"
     with pytest.raises(DocumentTooLarge, match="units.*limit is 100"):
         read_document("a.docx", _docx_of(5_000), DocumentLimits(max_units=100))

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from nmt.serve.sentences import SentenceSplitter
-from nmt.serve.spans import mask
+from nmt.serve.engine.sentences import SentenceSplitter
+from nmt.serve.engine.spans import mask
 from support.serve import ThreadServer, ask, post
 
 LAYOUTS = [

@@ -1,4 +1,4 @@
-"""`format: html` without a model (nmt/serve/markup.py, nmt/serve/inline.py): units across inline
+"""`format: html` without a model (nmt/serve/markup/html.py, nmt/serve/markup/inline.py): units across inline
 markup, cut at blocks; tags, attributes, comments, entities and untouched elements back as they
 were; well-formed output whatever a (fake) model does with the placeholders."""
 
@@ -13,11 +13,23 @@ from collections.abc import Callable
 
 import pytest
 
-from nmt.serve.htmlscan import scan
-from nmt.serve.inline import SLOT
-from nmt.serve.markup import parse_html, split_html, translate_html
-from nmt.serve.sentences import SentenceSplitter
-from nmt.serve.spans import mask
+from nmt.serve.engine.sentences import SentenceSplitter
+from nmt.serve.engine.spans import mask
+from nmt.serve.markup.html import parse_html
+from nmt.serve.markup.htmlscan import scan
+from nmt.serve.markup.inline import SLOT
+
+
+def split_html(source: str):
+    """The units to translate and the function that puts their translations back."""
+    doc = parse_html(source)
+    return doc.units, doc.rebuild
+
+
+def translate_html(source: str, translate) -> str:
+    """`source` translated: `translate` gets the units' texts and returns their translations."""
+    doc = parse_html(source)
+    return doc.rebuild(translate(doc.units) if doc.units else [])
 
 PAGE = """<!DOCTYPE html>
 <html lang="de"><head><meta charset="utf-8"><meta name="description" content="Eine Seite">

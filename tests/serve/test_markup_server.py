@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from nmt.runtime.translator import OnnxTranslator
-from nmt.serve.markup import parse_html
+from nmt.serve.markup.html import parse_html
 from support.onnx import sentences
 from support.serve import ThreadServer, ask, config, offline, offline_html, post
 
@@ -107,7 +107,8 @@ def test_file_errors_name_the_limit_or_the_kind(server: ThreadServer, package: P
 
 def test_glossary_terms_and_do_not_translate_spans_come_through(server: ThreadServer, translator) -> None:
     plain = sentences(5, seed=4)
-    assert post(server.url, json=ask(plain)).json()["translatedText"] == offline(translator, plain)  # no term: as before
+    # no term: as before
+    assert post(server.url, json=ask(plain)).json()["translatedText"] == offline(translator, plain)
     text = "s1 s2 s3 s4 s6"
     assert "ZIELWORT" in post(server.url, json=ask(text)).json()["translatedText"]  # --glossary de-en:FILE
     asked = post(server.url, json=ask(text, glossary={"s6": "SECHS"}, do_not_translate=["s1 s2"])).json()
@@ -163,7 +164,7 @@ def test_a_page_being_aligned_holds_up_no_plain_text_request(server: ThreadServe
     request (cut into sentences on the text thread) is answered."""
     import threading
 
-    from nmt.serve import translating
+    from nmt.serve.api import translating
 
     started, release, real = threading.Event(), threading.Event(), translating._aligned
 
@@ -186,3 +187,55 @@ def test_a_page_being_aligned_holds_up_no_plain_text_request(server: ThreadServe
         release.set()
         worker.join(60)
     assert page["r"].status_code == 200 and "<b>" in page["r"].json()["translatedText"]
+
+
+def _srt(text: str) -> bytes:
+    return f"1\n{TIMING}\n{text}\n\n".encode()
+
+
+def _docx(text: str) -> bytes:
+    document, out = docx.Document(), io.BytesIO()
+    document.add_paragraph(text)
+    document.save(out)
+    return out.getvalue()
+
+
+def _text_of(name: str, data: bytes) -> str:
+    return "\n".join(p.text for p in docx.Document(io.BytesIO(data)).paragraphs) if name.endswith(".docx") \
+        else data.decode("utf-8")
+
+
+@pytest.mark.parametrize("name, data", [
+    ("page.html", b'<p>s1 s2 s3 s4 <b>s5 s6</b> s7.</p>'),
+    ("film.srt", _srt("s1 s3 s4 <i>s5</i> s6")),
+    ("letter.docx", _docx("s2 s3 s4 s5. s6 s7")),
+])
+def test_the_cli_and_translate_file_give_one_file_the_same_answer_with_a_glossary(
+        server: ThreadServer, package: Path, tmp_path: Path, name: str, data: bytes) -> None:
+    """One unit path: `nmt translate --glossary` swaps a file's terms in exactly as the server does
+    for the same file uploaded to /translate_file with that glossary (the server's --glossary)."""
+    r = post(server.url, path="/translate_file", data={"source": "de", "target": "en"}, files={"file": (name, data)})
+    served = _text_of(name, httpx.get(r.json()["translatedFileUrl"], timeout=30).content)
+    assert "ZIELWORT" in served
+    terms, source, target = tmp_path / "de-en.tsv", tmp_path / name, tmp_path / f"out.{name}"
+    terms.write_text("# term\ttranslation\ns3 s4\tZIELWORT\n", encoding="utf-8")  # the server's (fixture)
+    source.write_bytes(data)
+    run = subprocess.run([sys.executable, "-m", "nmt.cli", "translate", "--model", str(package), "--input",
+                          str(source), "--output", str(target), "--glossary", str(terms)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert _text_of(name, target.read_bytes()) == served
+
+
+def test_nmt_translate_lines_with_a_glossary_as_the_server_translates_a_text(
+        server: ThreadServer, package: Path, tmp_path: Path) -> None:
+    lines = ["s1 s2 s3 s4 s6", "", "s5 s3 s4"]
+    want = [post(server.url, json=ask(line)).json()["translatedText"] if line else "" for line in lines]
+    assert "ZIELWORT" in want[0]
+    terms, source = tmp_path / "de-en.tsv", tmp_path / "in.txt"
+    terms.write_text("s3 s4\tZIELWORT\n", encoding="utf-8")
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "nmt.cli", "translate", "--model", str(package), "--input",
+                          str(source), "--glossary", str(terms)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.splitlines() == want

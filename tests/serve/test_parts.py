@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from nmt.errors import ConfigError, DataError
-from nmt.serve.config import ServeConfig, _flag, _shown
-from nmt.serve.limits import KeyCheck, KeyLimits, load_keys
-from nmt.serve.protocol import HttpError
-from nmt.serve.sentences import SentenceSplitter
+from nmt.serve.api.limits import KeyCheck, KeyLimits, load_keys
+from nmt.serve.api.options import ServeConfig, _flag, _shown
+from nmt.serve.api.protocol import HttpError
+from nmt.serve.engine.sentences import SentenceSplitter
 from support.corpus import ROOT
 
 
@@ -38,7 +38,8 @@ def test_sentences_are_split_and_the_layout_comes_back(text: str, sentences: lis
 def test_the_keys_file_and_its_errors(tmp_path: Path) -> None:
     path = tmp_path / "keys.json"
     path.write_text(json.dumps({"aaaaaaaa": {"requests_per_minute": 2}, "bbbbbbbb": {}}))
-    assert load_keys(path, req_limit=0, char_limit=100) == {"aaaaaaaa": KeyLimits(2, 100), "bbbbbbbb": KeyLimits(0, 100)}
+    assert load_keys(path, req_limit=0, char_limit=100) == {"aaaaaaaa": KeyLimits(2, 100),
+                                                            "bbbbbbbb": KeyLimits(0, 100)}
     for content, message in [("[]", "non-empty JSON object"), ('{"short": {}}', "at least 8 characters"),
                              ('{"aaaaaaaa": {"rpm": 1}}', "at most requests_per_minute"),
                              ('{"aaaaaaaa": {"requests_per_minute": -1}}', "whole numbers >= 0"), ("{", "cannot read")]:

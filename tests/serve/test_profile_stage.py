@@ -1,5 +1,5 @@
 """The profile stage (issue 41, item 4): the training data counted with the package the server
-serves, exactly as the server counts its traffic (nmt/serve/profile_stage.py, dvc.yaml `profile`)."""
+serves, exactly as the server counts its traffic (nmt/drift/stage.py, dvc.yaml `profile`)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import httpx
 import pytest
 import yaml
 
-from nmt.serve.engine import load_model
-from nmt.serve.profile import sample
-from nmt.serve.profile_stage import decoded_records, main, source_records
-from nmt.serve.traffic import read_snapshots
+from nmt.drift.profile import sample
+from nmt.drift.stage import decoded_records, main, source_records
+from nmt.serve.engine.package import load_model
+from nmt.serve.observe.traffic import read_snapshots
 from support.corpus import ROOT
 from support.onnx import sentences
 from support.serve import ThreadServer, ask, config, post

@@ -1,6 +1,6 @@
 """The drift statistic (issue 41, item 4): the population stability index per aggregate of the
-served traffic against the training data's profile, and the profile's file (nmt/serve/drift.py,
-nmt/serve/profile.py). Pure functions: no model, no server."""
+served traffic against the training data's profile, and the profile's file (nmt/drift/report.py,
+nmt/drift/profile.py). Pure functions: no model, no server."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from nmt.config.drift import DriftConfig, DriftThresholds
-from nmt.errors import DataError
-from nmt.serve.drift import (
+from nmt.drift.profile import build_profile, read_profile, sample
+from nmt.drift.report import (
     DRIFT,
     NO_DRIFT,
     NO_PROFILE,
@@ -24,8 +24,8 @@ from nmt.serve.drift import (
     markdown,
     psi,
 )
-from nmt.serve.profile import build_profile, read_profile, sample
-from nmt.serve.traffic import Aggregate, Record, Snapshot, aggregate
+from nmt.errors import DataError
+from nmt.serve.observe.traffic import Aggregate, Record, Snapshot, aggregate
 
 CFG = DriftConfig(min_sentences=100, min_detected=50)
 

@@ -9,7 +9,6 @@ batcher speaks in domain errors, the app in statuses.
 
 from __future__ import annotations
 
-import ast
 import gc
 import json
 import re
@@ -23,9 +22,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from nmt.serve import batcher, refusals
-from support.corpus import ROOT
-from support.serve import TOKEN, ThreadServer, ask, config, post, wait_ready
+from nmt.serve.engine import batcher, refusals
+from support.serve import TOKEN, ask, config, post, wait_ready
 
 pytestmark = pytest.mark.network
 
@@ -74,7 +72,7 @@ def test_a_failed_warm_up_never_turns_ready(package: Path, monkeypatch: pytest.M
 
 def _started(cfg):
     """A server started without waiting for ready: (uvicorn server, url)."""
-    from nmt.serve.server import DrainingServer, bind, load_models, make_state, uvicorn_config
+    from nmt.serve.api.server import DrainingServer, bind, load_models, make_state, uvicorn_config
 
     state = make_state(cfg, load_models(cfg))
     server = DrainingServer(uvicorn_config(state), state)
@@ -164,11 +162,9 @@ def test_connections_beyond_the_cap_are_refused(start) -> None:
     assert answers == [200, 200]
 
 
-def test_the_batcher_raises_domain_errors_the_app_maps_them() -> None:
-    tree = ast.parse((ROOT / "nmt" / "serve" / "batcher.py").read_text())
-    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert "nmt.serve.protocol" not in imported  # no HTTP status in the batcher
-    from nmt.serve.app import REFUSALS, as_http
+def test_the_engine_raises_domain_errors_the_api_maps_them() -> None:
+    """(tests/test_architecture.py holds the engine room to no HTTP at all.)"""
+    from nmt.serve.api.routes import REFUSALS, as_http
 
     kinds = {c for c in vars(refusals).values() if isinstance(c, type) and issubclass(c, refusals.Refused)}
     assert kinds - {refusals.Refused} == set(REFUSALS)

@@ -34,7 +34,8 @@ def test_the_smoke_load_test_batches_and_loses_nothing(package: Path, tmp_path: 
     assert result["bench"] == "serve" and result["results"]["smoke"] is True
     res, c = result["results"], result["results"]["criteria"]
     steps = {s["step"]: s for s in res["steps"]}
-    assert set(steps) >= {"1 client", "8 clients", "32 clients", "bulk 32 texts", "open loop 0.5x", "open loop 2x", "soak"}
+    assert set(steps) >= {"1 client", "8 clients", "32 clients", "bulk 32 texts", "open loop 0.5x", "open loop 2x",
+                          "soak"}
     assert c["parity_identical"] == 1.0 and res["parity"]["failed"] == 0  # fp32: served == offline
     assert c["mean_batch_32_clients"] >= 4 * steps["1 client"]["mean_batch"]  # concurrent sentences share batches
     assert steps["32 clients"]["sentences_per_s"] > 2 * steps["1 client"]["sentences_per_s"]

@@ -11,7 +11,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -20,11 +20,11 @@ import pytest
 from nmt.decode.lines import LineTranslator
 from nmt.errors import ConfigError, DataError
 from nmt.runtime.translator import OnnxTranslator
-from nmt.serve.config import ServeConfig, add_arguments, from_args
-from nmt.serve.decoding import translate_sentences
-from nmt.serve.traffic import PIECES_EDGES, Record, Traffic, aggregate, bucket, read_snapshots, write_snapshot
+from nmt.serve.api.options import ServeConfig, add_arguments, from_args
+from nmt.serve.engine.decoding import translate_sentences
+from nmt.serve.observe.traffic import PIECES_EDGES, Record, Traffic, aggregate, bucket, read_snapshots, write_snapshot
 from support.onnx import sentences
-from support.serve import ThreadServer, ask, config, both_packages, post
+from support.serve import ThreadServer, ask, both_packages, config, post
 
 pytestmark = pytest.mark.network
 UNKNOWN = "s1 Wort s2 s3"  # "Wort": a word the copy model's vocabulary lacks
@@ -181,7 +181,7 @@ def test_sampled_inputs_are_opt_in_bounded_in_age_and_size_and_hold_no_key(start
     samples, key = tmp_path / "samples", "secret-key-0123456789"
     samples.mkdir()
     old, notes = samples / "inputs-2000-01-01.jsonl", samples / "notes.txt"
-    yesterday = samples / f"inputs-{(datetime.now(timezone.utc) - timedelta(days=1)):%Y-%m-%d}.jsonl"
+    yesterday = samples / f"inputs-{(datetime.now(UTC) - timedelta(days=1)):%Y-%m-%d}.jsonl"
     for path in (old, notes):
         path.write_text('{"text": "old"}\n')
         os.utime(path, (time.time() - 3 * 86400,) * 2)
@@ -194,7 +194,7 @@ def test_sampled_inputs_are_opt_in_bounded_in_age_and_size_and_hold_no_key(start
     assert post(s.url, json=ask(texts[:5], api_key=key)).status_code == 200
     assert yesterday.exists()
     lines = [json.loads(line) for line in next(p for p in samples.glob("inputs-*") if p != yesterday).open()]
-    today = f"{datetime.now(timezone.utc):%Y-%m-%d}"
+    today = f"{datetime.now(UTC):%Y-%m-%d}"
     assert lines == [{"date": today, "direction": "de-en", "text": t} for t in texts[:5]]
     for i in range(5, 40, 5):
         assert post(s.url, json=ask(texts[i:i + 5], api_key=key)).status_code == 200
@@ -223,7 +223,7 @@ def test_snapshots_are_kept_bounded_and_summed_within_a_window(tmp_path: Path) -
     three = aggregate([Record(5, 1, 0.5, "en")] * 3, "de")
     three.guarded = 3
     assert whole.directions["de-en"] == three
-    window = read_snapshots(tmp_path, start=datetime.fromtimestamp(1120, timezone.utc), end=1180.0)
+    window = read_snapshots(tmp_path, start=datetime.fromtimestamp(1120, UTC), end=1180.0)
     assert window.parts == 1 and window.directions["de-en"].sentences == one.sentences
     assert read_snapshots(tmp_path, start="2100-01-01T00:00:00+00:00") is None
     (tmp_path / "traffic-99999999T000000000000Z.json").write_text("{}")

@@ -15,7 +15,8 @@ def pairs(n: int = 500, seed: int = 0):
     out = []
     for _ in range(n):
         s, t = rng.randint(1, 30), rng.randint(1, 30)
-        out.append(([rng.randint(4, 50) for _ in range(s)] + [EOS_ID], [BOS_ID] + [rng.randint(4, 50) for _ in range(t)] + [EOS_ID]))
+        out.append(([rng.randint(4, 50) for _ in range(s)] + [EOS_ID],
+                    [BOS_ID] + [rng.randint(4, 50) for _ in range(t)] + [EOS_ID]))
     return out
 
 

@@ -18,7 +18,8 @@ from nmt.train.schedule import build_optimizer
 from support.train import TINY_MODEL, copy_corpus, tiny_train
 
 pytestmark = [pytest.mark.cuda,
-              pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device (the GPU path runs on a lent GPU)")]
+              pytest.mark.skipif(not torch.cuda.is_available(),
+                                 reason="no CUDA device (the GPU path runs on a lent GPU)")]
 
 BASE = ModelConfig(n_layers=6, d_model=512, n_heads=8, d_ff=2048, dropout=0.1, max_len=256)  # the paper's base
 
@@ -60,7 +61,8 @@ def test_adam_is_the_fused_kernel_on_the_gpu() -> None:
     model = Transformer(TINY_MODEL, 20, 20).cuda()
     optimizer, _ = build_optimizer(model, TINY_MODEL.d_model, warmup=10, factor=1.0)
     assert optimizer.defaults["fused"] is True
-    model(torch.randint(4, 20, (2, 7), device="cuda"), torch.randint(4, 20, (2, 6), device="cuda")).float().sum().backward()
+    logits = model(torch.randint(4, 20, (2, 7), device="cuda"), torch.randint(4, 20, (2, 6), device="cuda"))
+    logits.float().sum().backward()
     optimizer.step()  # the fused CUDA kernel runs
 
 

@@ -14,8 +14,8 @@ import torch
 from nmt.model.transformer import Transformer
 from nmt.text.vocab import BOS_ID, EOS_ID, PAD_ID
 from nmt.train.batching import collate
-from nmt.train.loss import LabelSmoothingKL
 from nmt.train.loop import all_positions, train
+from nmt.train.loss import LabelSmoothingKL
 from support.train import TINY_MODEL, copy_corpus, tiny_train
 
 

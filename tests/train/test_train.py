@@ -18,8 +18,8 @@ from nmt.errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from nmt.model import checkpoint
 from nmt.text.vocabularies import load_vocabularies
 from nmt.train import loop as train_module
-from nmt.train import step as step_module
 from nmt.train import resume as resume_module
+from nmt.train import step as step_module
 from nmt.train.batching import collate, load_pairs
 from nmt.train.loop import train
 from support.train import TINY_MODEL, copy_corpus, tiny_train

@@ -1,0 +1,109 @@
+"""What the server's routes share: the config, the packages (`Router`), the batcher, the metrics,
+the keys, the traffic watch; readiness and draining; reloading one package or all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nmt.errors import NmtError
+from nmt.serve.api.filestore import FileStore
+from nmt.serve.api.limits import KeyCheck
+from nmt.serve.api.options import ServeConfig
+from nmt.serve.api.watch import Watch
+from nmt.serve.engine.batcher import Batcher, Job
+from nmt.serve.engine.glossary import Glossary
+from nmt.serve.engine.package import ReloadBusy
+from nmt.serve.engine.refusals import Refused
+from nmt.serve.engine.router import Router
+from nmt.serve.engine.sentences import Segmented, SentenceSplitter
+from nmt.serve.observe.metrics import Metrics
+
+log = logging.getLogger("nmt.serve")
+
+
+@dataclass
+class ServeState:
+    """Everything the routes share. `ready`: warmed up and not draining; `in_flight`: admitted
+    translate requests not yet answered (the drain waits for them)."""
+
+    config: ServeConfig
+    router: Router
+    batcher: Batcher
+    metrics: Metrics
+    keys: KeyCheck
+    watch: Watch  # what each direction is asked: /metrics, --stats-dir, --sample-inputs
+    files: FileStore  # translated files waiting for /download_file
+    glossaries: dict[str, Glossary] = field(default_factory=dict)  # --glossary, by direction
+    text_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-text"))
+    # tag pairs put back by alignment (model passes): apart from the text thread, so a long HTML page
+    # never holds up the sentence splitting of the requests behind it
+    align_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-align"))
+    # uploaded documents read and written apart from the text thread too, so a large file never holds
+    # up the plain requests behind it (each reader is linear in its input and bounded: nmt.serve.markup.formats)
+    doc_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-docs"))
+    ready: bool = False
+    draining: bool = False
+    in_flight: int = 0
+    jobs: set[Job] = field(default_factory=set)  # the admitted requests' jobs, until answered
+    _splitters: threading.local = field(default_factory=threading.local)
+
+    def split(self, texts: list[str], langs: list[str]) -> list[Segmented]:
+        """On the text thread: text i cut into sentences by the rules of `langs[i]` (one spaCy
+        splitter per language)."""
+        out = []
+        for text, lang in zip(texts, langs):
+            splitter = getattr(self._splitters, lang, None)
+            if splitter is None:
+                splitter = SentenceSplitter(lang)
+                setattr(self._splitters, lang, splitter)
+            out.append(splitter.split(text))
+        return out
+
+    def fail_admitted(self, error: Refused) -> int:
+        """On the loop: every admitted request not yet translated gets `error` now (its queued
+        sentences are dropped); returns how many."""
+        failed = 0
+        for job in list(self.jobs):
+            if not job.future.done():
+                job.close()
+                job.future.set_exception(error)
+                failed += 1
+        return failed
+
+    def publish_models(self) -> None:
+        """Every served model's description in /metrics (`nmt_serve_model_info`)."""
+        for model in self.router.models():
+            self.metrics.set_model(model.describe())
+
+    def begin_drain(self) -> None:
+        """Refuse new work and say not ready; what was admitted goes on."""
+        if not self.draining:
+            log.info("draining: %d requests in flight, %d sentences queued", self.in_flight, len(self.batcher.queue))
+        self.draining = self.batcher.draining = True
+        self.ready = False
+
+    async def reload(self, path: Path | None) -> list[dict[str, Any]]:
+        """Load and switch to `path` (the package of its card's direction), or every served folder
+        again (None), off the loop; `NmtError` if refused (the packages not yet switched keep serving)."""
+        loop = asyncio.get_running_loop()
+        described = []
+        try:
+            for engine in self.router.reload_targets(path):
+                model = await loop.run_in_executor(None, engine.reload, path)
+                described.append(model.describe())
+                self.metrics.set_model(described[-1])
+        except ReloadBusy:
+            raise
+        except NmtError as exc:
+            self.metrics.reloads.labels("refused").inc()
+            log.error("reload refused, still serving %s: %s", ", ".join(str(m.path) for m in self.router.models()), exc)
+            raise
+        self.metrics.reloads.labels("ok").inc()
+        return described
