@@ -121,8 +121,10 @@ async def _translate_file(request: Request, state: ServeState) -> Response:
     if engine is None:
         detected = await loop.run_in_executor(state.text_pool, state.router.detect, " ".join(doc.units[:50]))
         engine = state.router.route_auto([detected], target)[0]
+    glossary = state.glossaries.get(engine.current.direction)  # --glossary: a file's terms as a text's
     done = await translate_units(request, state, doc.unit_objects or [None] * len(doc.units), doc.units,
-                                 [engine] * len(doc.units), chunked=True, admitted=True, deadline=deadline)
+                                 [engine] * len(doc.units), chunked=True, admitted=True, deadline=deadline,
+                                 glossaries=[glossary] * len(doc.units))
     out = await _by(deadline, cfg.request_timeout_s, loop.run_in_executor(state.doc_pool, doc.write, done.texts))
     name = await loop.run_in_executor(state.doc_pool, state.files.put, upload.filename, out, _key(state, key))
     log.info("translated file %s (%d units, %d bytes)", name.split(".", 1)[1], len(doc.units), len(out))
