@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from nmt.runtime.translator import OnnxTranslator
-from nmt.serve.engine.batcher import SWITCH_INTERVAL_ONE_S, SWITCH_INTERVAL_S
+from nmt.serve.engine.batcher import SWITCH_INTERVAL_S
 from nmt.serve.engine.decoding import translate_sentences
 from support.onnx import sentences
 from support.serve import TOKEN, ThreadServer, ask, config, post
@@ -126,21 +126,6 @@ def test_decoders_side_by_side_take_short_turns_at_the_gil_and_give_the_default_
     assert got == offline(lines)
     server.close()
     assert sys.getswitchinterval() == before
-
-
-def test_one_decoder_still_shortens_the_gil_turns_for_the_loop_and_gives_them_back(start) -> None:
-    """One decoder: the text, document and alignment threads still run Python beside the event loop,
-    so the interval is lowered to SWITCH_INTERVAL_ONE_S (a /livez waits on the GIL at most a few
-    turns), then Python's own again."""
-    outside = sys.getswitchinterval()  # another server of this process may have lowered it already
-    sys.setswitchinterval(0.005)  # Python's default
-    try:
-        server = start(decoders=1)
-        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_ONE_S)
-        server.close()
-        assert sys.getswitchinterval() == pytest.approx(0.005)
-    finally:
-        sys.setswitchinterval(outside)
 
 
 def test_what_is_queued_is_shared_out_among_the_decoders_waiting_for_work(start, offline) -> None:

@@ -38,10 +38,6 @@ log = logging.getLogger(__name__)
 # clients against 90.5 at 0.2 ms (beam 16, fp32, 2 cores; bench/serve_load.py variants). The server owns its
 # process; the interval is restored when the threads have stopped.
 SWITCH_INTERVAL_S = 0.0002
-# With one decoder the server still runs Python on several threads (the text, document and alignment
-# pools beside the event loop): at Python's 5 ms the loop's /livez answers waited on the GIL for over
-# 100 ms while a large hostile page was translated (bench/hostile.py); 1 ms bounds that wait 5x tighter.
-SWITCH_INTERVAL_ONE_S = 0.001
 
 
 @dataclass(eq=False)
@@ -89,7 +85,7 @@ class Batcher:
         self.on_ready: Callable[[], None] | None = None
         self.warmed = 0  # threads that have tried their warm-up sentence
         self.warm_up_error: str | None = None  # why a warm-up failed: the server never turns ready
-        self.switch_interval: float | None = None  # Python's own, while lowered for the server's threads
+        self.switch_interval: float | None = None  # Python's, while lowered for the decoder threads
         self.idle = 0  # decoder threads waiting for work (in `_take`)
         self.warming = threading.local()  # `on` while this thread decodes its warm-up sentences (not traffic)
 
@@ -100,9 +96,9 @@ class Batcher:
         on the loop once all have tried (sentences submitted meanwhile wait in the queue); when one
         failed, `warm_up_error` says why and the app stays not ready."""
         self.loop, self.on_ready = loop, on_ready
-        self.switch_interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(SWITCH_INTERVAL_S if self.decoders > 1 else SWITCH_INTERVAL_ONE_S,
-                                  self.switch_interval))
+        if self.decoders > 1:
+            self.switch_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(SWITCH_INTERVAL_S, self.switch_interval))
         for i in range(self.decoders):
             thread = threading.Thread(target=self._work, name=f"nmt-decoder-{i}", daemon=True)
             thread.start()
