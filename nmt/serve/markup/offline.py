@@ -45,8 +45,9 @@ def translate_units(translator: LineTranslator, texts: list[str], units: Sequenc
     plains = [plain_text(u) if u is not None and aligner is not None and has_pairs(u) else None for u in units]
     splitter = SentenceSplitter(source_lang)
     segmented = [splitter.split(t if p is None else p[0]) for t, p in zip(texts, plains)]
-    masks = mask_sentences([s for seg in segmented for s in seg.sentences], glossary)
-    sentences = to_model([s for seg in segmented for s in seg.sentences], masks)
+    sentences = [s for seg in segmented for s in seg.sentences]
+    masks = mask_sentences(sentences, glossary)
+    sentences = to_model(sentences, masks)
     outputs = []
     for start in range(0, len(sentences), BATCH):
         outputs += translate_sentences(translator, sentences[start:start + BATCH])[0]
