@@ -7,8 +7,10 @@ Two parts, each under six minutes on one H100/H200, so both fit one lease on one
      compiled), and the default configuration's first two epochs, each run in a fresh process:
      seconds per epoch and per validation (`epoch_s`, `val_s`), torch.profiler over the first updates
      and the first validation (the top operators by device time), the same two epochs with cuDNN's
-     fused attention allowed, one epoch with the real target positions selected
-     (`train.loss_positions: real`)                             -> cuda_tests.xml, gpu_mfu.json, gpu_epochs.json
+     fused attention allowed, two under CUDA graphs (`train.compile_mode: reduce-overhead`, lengths
+     padded to 8, every position), one epoch with the real target positions selected
+     (`train.loss_positions: real`); the MFU with output layer and loss in chunks too
+                                                   -> cuda_tests.xml, gpu_mfu.json, gpu_epochs.json
   b  the GPU presets (presets/*.yaml): each trained by the train stage as it is
      (`python -m nmt.train.stage`), then scored on the device (sacreBLEU with its signature and
      chrF on the bundle's test set, from its spaCy tokens: the image has no spaCy)
@@ -108,7 +110,12 @@ def epochs(bundle: Path, work: Path, smoke: bool, save: Callable[[dict[str, Any]
     n_epochs = 1 if smoke else 2
     run_cfg = replace(cfg, epochs=n_epochs, patience=n_epochs, max_steps=None, device="auto")
     result: dict[str, Any] = {"device": device_name(), "torch": torch.__version__, "runs": {}}
+    # CUDA graphs: torch.compile's reduce-overhead mode, lengths padded to 8 and every target position
+    # through the output layer (few shapes, none chosen by the data), replayed instead of launched kernel by kernel
+    graphs = replace(run_cfg, compile=not smoke, compile_mode="reduce-overhead", pad_multiple=8,
+                     loss_positions="all")
     steps = (("default", timed_epochs, run_cfg),
+             ("cuda_graphs", timed_epochs, graphs),
              ("profile", profile, replace(run_cfg, max_steps=3 if smoke else 40, epochs=1)),
              ("cudnn_attention", timed_epochs, replace(run_cfg, cudnn_attention=True)),
              ("selected_positions", timed_epochs, replace(run_cfg, loss_positions="real", epochs=1, patience=1)))
@@ -148,7 +155,7 @@ def timed_epochs(model_cfg, cfg, data: Path, ckpt: Path) -> dict[str, Any]:
     later = [e["epoch_s"] for e in per_epoch[1:]]
     return {"epochs": per_epoch, "seconds_total": time.perf_counter() - started,
             "loss_positions": cfg.loss_positions, "pad_multiple": cfg.pad_multiple,
-            "cudnn_attention": cfg.cudnn_attention,
+            "cudnn_attention": cfg.cudnn_attention, "compile": cfg.compile, "compile_mode": cfg.compile_mode,
             "epoch1_over_later": per_epoch[0]["epoch_s"] / (sum(later) / len(later)) if later else None}
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +83,10 @@ def batch(sentences: int, length: int, vocab: int, device: torch.device) -> tupl
 
 
 def throughput(cfg: ModelConfig, device: torch.device, sentences: int, length: int, vocab: int, steps: int,
-               warmup: int, compiled: bool) -> dict[str, Any]:
-    """Target tokens/s of our training step (bf16 autocast on CUDA) over `steps` timed updates."""
+               warmup: int, compiled: bool, loss_chunk: int = 0, profiler: Any = None) -> dict[str, Any]:
+    """Target tokens/s of our training step (bf16 autocast on CUDA) over `steps` timed updates; with
+    `loss_chunk`, output layer and loss together that many positions at a time (`train.loss_chunk`);
+    `profiler` (a torch.profiler context) is entered for the timed updates only."""
     torch.manual_seed(0)
     model = Transformer(cfg, vocab, vocab).to(device).train()
     criterion = LabelSmoothingKL(vocab, 0.1)
@@ -93,38 +96,44 @@ def throughput(cfg: ModelConfig, device: torch.device, sentences: int, length: i
     keep = torch.ones_like(tgt_out, dtype=torch.bool)
     every = all_positions("auto", device)  # as the training loop: every position on CUDA (no wait on the device)
     elapsed = 0.0
-    for i in range(warmup + steps):
-        _sync(device)
-        start = time.perf_counter()
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
-            if every:
-                total, n = criterion.masked(net(src, tgt_in), tgt_out)
-            else:
-                total, n = criterion(net(src, tgt_in, keep), tgt_out[keep])
-            (total / n).backward()
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        _sync(device)
-        if i >= warmup:
-            elapsed += time.perf_counter() - start
+    with ExitStack() as stack:
+        for i in range(warmup + steps):
+            if i == warmup and profiler is not None:
+                stack.enter_context(profiler)
+            _sync(device)
+            start = time.perf_counter()
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+                if loss_chunk:
+                    total, n = criterion.projected(net(src, tgt_in, None if every else keep, project=False),
+                                                   model.generator.weight, tgt_out if every else tgt_out[keep],
+                                                   loss_chunk)
+                elif every:
+                    total, n = criterion.masked(net(src, tgt_in), tgt_out)
+                else:
+                    total, n = criterion(net(src, tgt_in, keep), tgt_out[keep])
+                (total / n).backward()
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            _sync(device)
+            if i >= warmup:
+                elapsed += time.perf_counter() - start
     tokens = steps * sentences * length
     peak = torch.cuda.max_memory_allocated() / 2**20 if device.type == "cuda" else None
-    return {"compile": compiled, "tokens_per_s": tokens / elapsed, "seconds": elapsed, "peak_mib": peak,
-            "flops_per_s": steps * step_flops(cfg, sentences, length, length, vocab) / elapsed}
+    return {"compile": compiled, "loss_chunk": loss_chunk, "tokens_per_s": tokens / elapsed, "seconds": elapsed,
+            "peak_mib": peak, "flops_per_s": steps * step_flops(cfg, sentences, length, length, vocab) / elapsed}
 
 
 def profiled_step(cfg: ModelConfig, device: torch.device, sentences: int, length: int, vocab: int,
                   steps: int, top: int = 15) -> list[dict[str, Any]]:
-    """torch.profiler over `steps` eager updates (after two unprofiled): the top operators by device time
-    (CPU time without a GPU), each with its share: where the step's time goes."""
+    """torch.profiler over `steps` eager updates (after two unprofiled; building the model and its batch
+    outside it): the top operators by device time (CPU time without a GPU), each with its share."""
     from torch.profiler import ProfilerActivity, profile
 
     cuda = device.type == "cuda"
-    throughput(cfg, device, sentences, length, vocab, steps=1, warmup=1, compiled=False)  # allocator, kernels loaded
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    with profile(activities=activities) as prof:
-        throughput(cfg, device, sentences, length, vocab, steps=steps, warmup=0, compiled=False)
+    prof = profile(activities=activities)
+    throughput(cfg, device, sentences, length, vocab, steps=steps, warmup=2, compiled=False, profiler=prof)
     key = "self_device_time_total" if cuda else "self_cpu_time_total"
     events = sorted((e for e in prof.key_averages() if getattr(e, key, 0) > 0), key=lambda e: -getattr(e, key))
     total = sum(getattr(e, key) for e in events) or 1.0
@@ -159,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--largest-limit", type=int, default=1_600_000, help="stop doubling the batch here (0: skip)")
     p.add_argument("--sweep", type=int, nargs="*", default=[50_000, 100_000],
                    help="more target-token batch sizes timed eager (--steps / 3 updates each)")
+    p.add_argument("--loss-chunk", type=int, default=8192,
+                   help="also time output layer and loss together this many positions at a time (0: skip)")
     p.add_argument("--profile-steps", type=int, default=5, help="eager updates profiled (0: no profile)")
     p.add_argument("--smoke", action="store_true", help="a tiny model, a few steps, any device")
     p.add_argument("--out", type=Path, default=None, help="write <out>/gpu_mfu.json (default: bench/results)")
@@ -168,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         cfg, args.max_tokens, args.length, args.vocab_size = TINY, 256, 8, 50
         args.steps, args.warmup, args.peak_size, args.peak_repeats, args.largest_limit = 2, 1, 256, 2, 512
-        args.sweep, args.profile_steps = [512], 1
+        args.sweep, args.profile_steps, args.loss_chunk = [512], 1, 64
     elif device.type != "cuda":
         raise SystemExit("no CUDA device here: run this on a lent GPU (issue 43), or --smoke to try its steps")
     peak = matmul_peak(device, args.peak_size, args.peak_repeats)
@@ -177,12 +188,15 @@ def main(argv: list[str] | None = None) -> int:
           f"TFLOP/s; {cfg.n_layers} x {cfg.d_model} model, {sentences} sentences x {args.length} tokens", flush=True)
     variants = []
     for compiled in (False, True):
-        if compiled and args.smoke:
-            continue  # compiling a model on the CPU takes minutes: the GPU run measures it
-        v = throughput(cfg, device, sentences, args.length, args.vocab_size, args.steps, args.warmup, compiled)
-        v["mfu"] = v["flops_per_s"] / peak
-        print(f"compile={compiled}: {v['tokens_per_s']:.0f} target tokens/s, MFU {v['mfu']:.1%}", flush=True)
-        variants.append(v)
+        for chunk in (0, args.loss_chunk) if args.loss_chunk else (0,):
+            if compiled and args.smoke:
+                continue  # compiling a model on the CPU takes minutes: the GPU run measures it
+            v = throughput(cfg, device, sentences, args.length, args.vocab_size, args.steps, args.warmup, compiled,
+                           loss_chunk=chunk)
+            v["mfu"] = v["flops_per_s"] / peak
+            print(f"compile={compiled} loss_chunk={chunk}: {v['tokens_per_s']:.0f} target tokens/s, "
+                  f"MFU {v['mfu']:.1%}, peak {v['peak_mib'] or 0:.0f} MiB", flush=True)
+            variants.append(v)
     sweep = []
     for tokens in args.sweep:  # does a bigger batch fill the chip? (eager: no compilation per shape)
         v = throughput(cfg, device, max(1, tokens // args.length), args.length, args.vocab_size,

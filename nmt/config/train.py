@@ -38,6 +38,9 @@ class TrainConfig:
     loss_positions: Literal["auto", "real", "all"] = "auto"  # which target positions reach the output layer.
     # real: only non-pad ones (least work; selecting them waits on the device); all: every position, padding
     # masked in the loss (fixed shapes, no host synchronisation); auto: real on a CPU, all on CUDA
+    loss_chunk: int = 0  # output layer and loss run together this many target positions at a time, their
+    # gradients made on the way (the whole tokens x vocab logits never exist: the step's largest activation);
+    # 0: the whole logits at once
     cudnn_attention: bool = False  # let torch pick cuDNN's fused attention on CUDA (its first pick on Hopper). Off:
     # flash / memory-efficient kernels, built ahead; cuDNN makes an execution plan for each new batch shape, the
     # suspect for a first epoch several times a later one on an H200 (bench/gpu_device.py measures both)
@@ -55,6 +58,7 @@ class TrainConfig:
         require(self.keep_last >= max(self.average_last, 1), "keep_last", "must be >= average_last")
         require(self.epochs >= 1 and self.patience >= 1, "epochs", "epochs and patience must be >= 1")
         require(self.max_steps is None or self.max_steps >= 1, "max_steps", "must be >= 1 or null")
+        require(self.loss_chunk >= 0, "loss_chunk", "must be >= 0 (0: the whole logits at once)")
         require(self.pad_multiple >= 1, "pad_multiple", "must be >= 1 (1: no rounding)")
         require(self.early_stop_metric != "val_bleu" or self.val_bleu_sentences > 0, "early_stop_metric",
                 "val_bleu needs train.val_bleu_sentences > 0 (it is 0: no BLEU is computed); set "

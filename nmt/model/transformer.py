@@ -69,20 +69,24 @@ class Transformer(nn.Module):
             x = layer(x, src_mask)
         return self.enc_norm(x)
 
-    def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, keep: Tensor | None = None) -> Tensor:
+    def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, keep: Tensor | None = None,
+               project: bool = True) -> Tensor:
         """(B, T) shifted target ids + memory -> logits (B, T, V); position t sees targets <= t.
 
         With `keep` (B, T) bool, only the kept positions are projected: logits (N, V). Training
-        passes the non-pad positions, so the largest matmul skips padding."""
+        passes the non-pad positions, so the largest matmul skips padding. Without `project`, the
+        decoder's last states (B, T, d_model) or (N, d_model), for a loss that applies `generator`
+        itself (`LabelSmoothingKL.projected`)."""
         x = self.embed(self.tgt_embed, tgt_in)
         for layer in self.decoder:
             x, _ = layer(x, layer.cross_attn.project_kv(memory), src_mask)
         x = self.dec_norm(x)
-        return self.generator(x if keep is None else x[keep])
+        x = x if keep is None else x[keep]
+        return self.generator(x) if project else x
 
-    def forward(self, src: Tensor, tgt_in: Tensor, keep: Tensor | None = None) -> Tensor:
+    def forward(self, src: Tensor, tgt_in: Tensor, keep: Tensor | None = None, project: bool = True) -> Tensor:
         src_mask = padding_mask(src)
-        return self.decode(tgt_in, self.encode(src, src_mask), src_mask, keep)
+        return self.decode(tgt_in, self.encode(src, src_mask), src_mask, keep, project)
 
     @contextmanager
     def capture_attention(self) -> Iterator[dict[str, list[Tensor]]]:

@@ -19,7 +19,8 @@ def _mfu_rows(m: dict[str, Any]) -> list[list[str]]:
     r = m["results"]
     rows = []
     for v in r["variants"]:
-        kind = "compiled" if v["compile"] else "eager"
+        kind = ("compiled" if v["compile"] else "eager") + (f", loss in chunks of {v['loss_chunk']:,}"
+                                                            if v.get("loss_chunk") else "")
         rows.append([f"base model MFU, {kind}, {r['sentences'] * r['length']:,} target tokens a batch",
                      f"{pct(v['mfu'])} ({v['tokens_per_s']:,.0f} tok/s)", "35% compiled, 25% eager"])
     for v in r.get("sweep", []):

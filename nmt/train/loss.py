@@ -17,6 +17,12 @@ Its gradient is written out, since the target sums to one: dKL/dlogits = q - p. 
 backward pass is one (tokens x vocab) tensor, the softmax kept from the forward pass, with
 `s` subtracted everywhere and the gold and <pad> columns corrected, instead of autograd's
 separate dense gradients of logsumexp, gather, column select and sum.
+
+`projected()` goes one step further (`train.loss_chunk`): it takes the decoder's last hidden states and
+the output layer's weight, and runs output layer, loss and both their gradients `chunk` rows at a time,
+so the (tokens x vocab) logits never exist whole, in bf16 or in fp32 (the largest activation of a step
+and, on a GPU, several passes over it: cast, exp, sum, gradient). The gradients are made in the forward
+pass and scaled by the incoming gradient of the summed loss in the backward pass.
 """
 
 from __future__ import annotations
@@ -29,33 +35,70 @@ from torch import Tensor, nn
 from nmt.text.vocab import PAD_ID
 
 
+def _row_kl(logits: Tensor, target: Tensor, confidence: float, spread: float, entropy: float,
+            pad_id: int, grad: bool) -> tuple[Tensor, Tensor | None]:
+    """Per-row KL of (C, V) fp32 logits (the module docstring's formula) and, with `grad`, its gradient
+    dKL/dlogits = q - p, made in place of the softmax q."""
+    top = logits.amax(dim=-1, keepdim=True)
+    q = torch.exp(logits - top)  # (C, V)
+    total = q.sum(dim=-1, keepdim=True)
+    lse = (top + total.log()).squeeze(1)  # (C,)
+    logq_gold = logits.gather(1, target[:, None]).squeeze(1) - lse
+    kl = entropy - confidence * logq_gold - spread * (logits.sum(dim=-1) - logits.shape[-1] * lse
+                                                      - (logits[:, pad_id] - lse) - logq_gold)
+    if not grad:
+        return kl, None
+    g = q.div_(total).sub_(spread)  # q - p off the gold and <pad> columns
+    g[:, pad_id] += spread  # p_pad = 0
+    g[torch.arange(len(target), device=g.device), target] += spread - confidence  # p_gold = 1 - eps
+    return kl, g
+
+
 class _SmoothedKL(torch.autograd.Function):
     """Per-row KL of (N, V) float logits against the smoothed targets of (N,) gold ids."""
 
     @staticmethod
     def forward(ctx, logits: Tensor, target: Tensor, confidence: float, spread: float, entropy: float,
                 pad_id: int) -> Tensor:
-        top = logits.amax(dim=-1, keepdim=True)  # (N, 1)
-        q = torch.exp(logits - top)  # (N, V), normalised below into the model's distribution
-        total = q.sum(dim=-1, keepdim=True)
-        lse = (top + total.log()).squeeze(1)  # (N,)
-        q.div_(total)
-        V = logits.shape[-1]
-        logq_gold = logits.gather(1, target[:, None]).squeeze(1) - lse
-        logq_pad = logits[:, pad_id] - lse
-        logq_sum = logits.sum(dim=-1) - V * lse
-        ctx.save_for_backward(q, target)
-        ctx.confidence, ctx.spread, ctx.pad_id = confidence, spread, pad_id
-        return entropy - confidence * logq_gold - spread * (logq_sum - logq_pad - logq_gold)
+        kl, grad = _row_kl(logits, target, confidence, spread, entropy, pad_id, grad=True)
+        ctx.save_for_backward(grad)  # (N, V) q - p: the one tensor of the size of the logits kept
+        return kl
 
     @staticmethod
     def backward(ctx, grad_kl: Tensor):  # type: ignore[override]
-        q, target = ctx.saved_tensors
-        grad = q.sub_(ctx.spread)  # q - p off the gold and <pad> columns (q is not needed again)
-        grad[:, ctx.pad_id] += ctx.spread  # p_pad = 0
-        rows = torch.arange(len(target), device=grad.device)
-        grad[rows, target] += ctx.spread - ctx.confidence  # p_gold = 1 - eps
+        (grad,) = ctx.saved_tensors
         return grad.mul_(grad_kl[:, None]), None, None, None, None, None
+
+
+class _ProjectedSmoothedKL(torch.autograd.Function):
+    """Summed KL of logits = hidden @ weight^T over the rows where `keep`, `chunk` rows at a time."""
+
+    @staticmethod
+    def forward(ctx, hidden: Tensor, weight: Tensor, target: Tensor, keep: Tensor, chunk: int, dtype: torch.dtype,
+                consts: tuple[float, float, float, int], grad: bool) -> Tensor:
+        w = weight.to(dtype)  # (V, d), as autocast would cast it
+        total = torch.zeros((), dtype=torch.float32, device=hidden.device)
+        grad_h = torch.empty_like(hidden, dtype=torch.float32) if grad else None  # (N, d)
+        grad_w = torch.zeros_like(weight, dtype=torch.float32) if grad else None  # (V, d)
+        with torch.autocast(hidden.device.type, enabled=False):
+            for start in range(0, hidden.shape[0], chunk):
+                h = hidden[start:start + chunk].to(dtype)  # (C, d)
+                kl, g = _row_kl((h @ w.T).float(), target[start:start + chunk], *consts, grad=grad)
+                mask = keep[start:start + chunk]
+                total += torch.where(mask, kl, 0.0).sum()
+                if g is not None:
+                    g = g.mul_(mask[:, None]).to(dtype)  # (C, V): <pad> rows give nothing
+                    grad_h[start:start + chunk] = g @ w
+                    grad_w += (g.T @ h).float()
+        ctx.save_for_backward(grad_h, grad_w)
+        ctx.dtypes = (hidden.dtype, weight.dtype)
+        return total
+
+    @staticmethod
+    def backward(ctx, grad_total: Tensor):  # type: ignore[override]
+        grad_h, grad_w = ctx.saved_tensors
+        return ((grad_h * grad_total).to(ctx.dtypes[0]), (grad_w * grad_total).to(ctx.dtypes[1]),
+                None, None, None, None, None, None)
 
 
 class LabelSmoothingKL(nn.Module):
@@ -87,3 +130,16 @@ class LabelSmoothingKL(nn.Module):
         keep = target != self.pad_id
         kl = _SmoothedKL.apply(logits, target, self.confidence, self.spread, self.entropy_const, self.pad_id)
         return torch.where(keep, kl, 0.0).sum(), keep.sum()
+
+    def projected(self, hidden: Tensor, weight: Tensor, target: Tensor, chunk: int) -> tuple[Tensor, Tensor]:
+        """`masked` of the logits `hidden @ weight^T` without making them whole (`train.loss_chunk`):
+        hidden (..., d) decoder states, weight (V, d) the output layer's, target (...) ids ->
+        (summed KL over non-pad tokens, their count). Under autocast the products run in its dtype."""
+        hidden = hidden.reshape(-1, hidden.shape[-1])
+        target = target.reshape(-1)
+        keep = target != self.pad_id
+        device = hidden.device.type
+        dtype = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else hidden.dtype
+        consts = (self.confidence, self.spread, self.entropy_const, self.pad_id)
+        grad = torch.is_grad_enabled() and (hidden.requires_grad or weight.requires_grad)  # not in validation
+        return _ProjectedSmoothedKL.apply(hidden, weight, target, keep, chunk, dtype, consts, grad), keep.sum()

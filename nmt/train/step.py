@@ -53,6 +53,23 @@ def guarded_update(run: Run, prog: Progress, group: list[Batch]) -> tuple[torch.
                        f"(now {run.cfg.max_tokens}) and raise train.accum_steps to keep the batch size") from None
 
 
+def loss(run: Run, batch: Batch) -> torch.Tensor:
+    """Summed label-smoothed KL of one batch (on the device), by the run's path: every target position
+    (`all_positions`: fixed shapes, nothing waits on the device) or the real ones only; output layer and
+    loss together, `train.loss_chunk` positions at a time, or the whole logits at once."""
+    chunk, generator = run.cfg.loss_chunk, run.model.generator.weight
+    if run.all_positions:
+        if chunk:
+            return run.criterion.projected(run.net(batch.src, batch.tgt_in, project=False), generator,
+                                           batch.tgt_out, chunk)[0]
+        return run.criterion.masked(run.net(batch.src, batch.tgt_in), batch.tgt_out)[0]  # (B, T, V) logits
+    keep = batch.tgt_out != PAD_ID  # (B, T): only these positions reach the output layer
+    if chunk:
+        return run.criterion.projected(run.net(batch.src, batch.tgt_in, keep, project=False), generator,
+                                       batch.tgt_out[keep], chunk)[0]
+    return run.criterion(run.net(batch.src, batch.tgt_in, keep), batch.tgt_out[keep])[0]  # (N, V) logits
+
+
 def update(run: Run, group: list[Batch]) -> tuple[torch.Tensor, int]:
     """One optimizer update over `group` (gradient accumulation); returns (loss sum as a device
     scalar, target tokens), summed over ranks. No host synchronisation on one process: a non-finite
@@ -66,13 +83,7 @@ def update(run: Run, group: list[Batch]) -> tuple[torch.Tensor, int]:
         batch = batch.to(device)
         sync = net.no_sync() if info.enabled and i < len(group) - 1 else nullcontext()
         with sync, torch.autocast(device.type, dtype=torch.bfloat16, enabled=run.bf16):
-            if run.all_positions:  # fixed shapes: nothing here waits on the device
-                logits = net(batch.src, batch.tgt_in)  # (B, T, V)
-                kl_sum, _ = run.criterion.masked(logits, batch.tgt_out)
-            else:
-                keep = batch.tgt_out != PAD_ID  # (B, T): only these positions reach the output layer
-                logits = net(batch.src, batch.tgt_in, keep)  # (N, V)
-                kl_sum, _ = run.criterion(logits, batch.tgt_out[keep])
+            kl_sum = loss(run, batch)
             (kl_sum / n_tokens).backward()
         loss_sum += kl_sum.detach().float()
     if info.enabled:

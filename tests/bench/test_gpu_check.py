@@ -67,7 +67,9 @@ def test_the_bundle_runs_the_device_half_without_the_pipeline_packages(tmp_path:
     assert mfu["smoke"] and mfu["variants"][0]["tokens_per_s"] > 0
     assert mfu["sweep"][0]["target_tokens"] == 512 and mfu["profile_top"][0]["self_ms"] > 0
     epochs = json.loads((out / "gpu_epochs.json").read_text())
-    assert set(epochs["runs"]) == {"default", "cudnn_attention", "selected_positions"}
+    assert set(epochs["runs"]) == {"default", "cuda_graphs", "cudnn_attention", "selected_positions"}
+    graphs = epochs["runs"]["cuda_graphs"]  # compiled on the GPU only (compiling on a CPU takes minutes)
+    assert (graphs["compile_mode"], graphs["pad_multiple"], graphs["loss_positions"]) == ("reduce-overhead", 8, "all")
     assert epochs["runs"]["cudnn_attention"]["cudnn_attention"] and not epochs["runs"]["default"]["cudnn_attention"]
     assert epochs["runs"]["selected_positions"]["loss_positions"] == "real"
     for run_ in epochs["runs"].values():

@@ -25,6 +25,7 @@ def test_the_smoke_run_measures_every_step_and_writes_its_result(tmp_path: Path)
     assert main(["--smoke", "--out", str(tmp_path)]) == 0
     res = json.loads((tmp_path / "gpu_mfu.json").read_text())["results"]
     assert res["smoke"] is True and res["peak_flops_per_s"] > 0 and res["largest_batch_tokens"] >= 256
-    (eager,) = res["variants"]  # no torch.compile on the CPU
+    eager, chunked = res["variants"]  # no torch.compile on the CPU; the loss whole, then in chunks
     assert eager["compile"] is False and eager["tokens_per_s"] > 0 and 0 < eager["mfu"] == eager["flops_per_s"] / \
         res["peak_flops_per_s"]
+    assert (eager["loss_chunk"], chunked["loss_chunk"]) == (0, 64) and chunked["tokens_per_s"] > 0
