@@ -17,8 +17,9 @@ from nmt.serve.api.filestore import FileStore
 from nmt.serve.api.limits import KeyCheck
 from nmt.serve.api.options import ServeConfig
 from nmt.serve.api.watch import Watch
-from nmt.serve.engine.batcher import Batcher, Job
+from nmt.serve.engine.batcher import Batcher
 from nmt.serve.engine.glossary import Glossary
+from nmt.serve.engine.jobs import Job
 from nmt.serve.engine.package import ReloadBusy
 from nmt.serve.engine.refusals import Refused
 from nmt.serve.engine.router import Router

@@ -20,9 +20,9 @@ from starlette.requests import Request
 
 from nmt.serve.api.protocol import HttpError
 from nmt.serve.api.state import ServeState
-from nmt.serve.engine.batcher import Job
 from nmt.serve.engine.decoding import Output
 from nmt.serve.engine.glossary import Glossary
+from nmt.serve.engine.jobs import Job
 from nmt.serve.engine.package import Engine, Model
 from nmt.serve.engine.router import Detected
 from nmt.serve.engine.sentences import Segmented

@@ -1,16 +1,16 @@
 """Dynamic batching at the sentence level: one bounded queue, inference threads that drain it.
 
-A request's sentences enter the queue together or not at all (`submit` raises `QueueFull` when
-they do not all fit now, `TooManySentences` when they never could, `Draining` while draining: the
-app answers 503 with Retry-After, 413, 503). Each inference thread takes the oldest sentences,
-up to `max_batch`, waiting at most `max_wait` after the first of them was queued for more to
-arrive; drops those whose request is gone (client disconnected, timed out, or another batch of
-it failed); fails those that waited longer than `queue_timeout` (503); sorts the rest by length,
-decodes them as one batch with its own translator (`Engine.translator`), and hands every result
-back to the event loop in one callback. A batch that raises fails every request in it, so no
-request waits for a sentence that will never come. With several packages (one per direction)
-the queue is shared: each sentence names its engine, a batch is of one engine (the oldest
-sentence's), and every decoder thread decodes for every engine.
+A request's sentences enter the queue together or not at all (`submit` raises `QueueFull` when they
+do not all fit now or would wait there past `queue_timeout`, `TooManySentences` when they never
+could, `Draining` while draining: the app answers 503 with Retry-After, 413, 503). Each inference
+thread takes the oldest sentences, up to `max_batch`, waiting at most `max_wait` after the first of
+them was queued for more to arrive; drops those whose request is gone (client disconnected, timed
+out, or another batch of it failed); fails those that waited longer than `queue_timeout` (503);
+sorts the rest by length, decodes them as one batch with its own translator (`Engine.translator`),
+and hands every result back to the event loop in one callback. A batch that raises fails every
+request in it, so no request waits for a sentence that will never come. With several packages (one
+per direction) the queue is shared: each sentence names its engine, a batch is of one engine (the
+oldest sentence's), and every decoder thread decodes for every engine.
 """
 
 from __future__ import annotations
@@ -23,45 +23,19 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from nmt.serve.engine.decoding import Output, translate_sentences
+from nmt.serve.engine.jobs import Item, Job
 from nmt.serve.engine.package import Engine
 from nmt.serve.engine.refusals import BatchFailed, Draining, QueueFull, Refused, Stale, TooManySentences
 from nmt.serve.observe.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
-# How often Python lets another thread take the GIL, while more than one decoder thread runs.
-# Session runs release the GIL, but search and text are Python: by default (5 ms) a decoder whose session run ended
-# waits up to 5 ms for the GIL while another runs Python, so two decoders x 1 thread served 55.6 sentences/s at 32
-# clients against 90.5 at 0.2 ms (beam 16, fp32, 2 cores; bench/serve_load.py variants). The server owns its
-# process; the interval is restored when the threads have stopped.
+# How often Python lets another thread take the GIL while more than one decoder thread runs: session runs release
+# the GIL, but search and text are Python, and by default (5 ms) a decoder whose session run ended waits that long
+# for it (bench/serve_load.py's variants measure it; docs/serving.md). Restored when the threads have stopped.
 SWITCH_INTERVAL_S = 0.0002
-
-
-@dataclass(eq=False)
-class Job:
-    """One request's sentences: their translations as they come, and the future the request awaits."""
-
-    future: asyncio.Future  # per sentence in order, its Output (translations best first, confidence); or a Refused
-    results: list[Output | None]
-    left: int  # sentences not yet translated
-    n: int = 1  # translations wanted per sentence: 1 + the alternatives asked for
-    generation: int = 0  # the newest model generation that decoded any of its sentences
-    closed: bool = False  # the request is gone: its sentences still queued are dropped
-
-    def close(self) -> None:
-        self.closed = True
-
-
-@dataclass(eq=False, slots=True)
-class Item:
-    job: Job
-    index: int  # place in its request
-    text: str
-    engine: Engine  # the package (direction) that translates it; a batch is one engine's
-    queued_at: float = field(default_factory=time.monotonic)
 
 
 class Batcher:
@@ -81,6 +55,8 @@ class Batcher:
         self.threads: list[threading.Thread] = []
         self.stopping = self.draining = False
         self.rate = 0.0  # sentences/s recently (moving average), for Retry-After
+        self.full_rate = 0.0  # one thread's sentences/s in batches at least half of max_batch (moving average):
+        # the rate under load, when the queue's wait is what admission has to judge
         self.loop: asyncio.AbstractEventLoop | None = None
         self.on_ready: Callable[[], None] | None = None
         self.warmed = 0  # threads that have tried their warm-up sentence
@@ -116,9 +92,20 @@ class Batcher:
         (a file's later parts), refused only once the threads stop."""
         if self.stopping or (self.draining and not admitted):
             raise Draining("the server is shutting down; send the request to another instance", retry_after=1)
-        if len(self.queue) + sentences > self.max_queue:
-            raise QueueFull(f"the queue is full ({len(self.queue)} of {self.max_queue} sentences queued, this request "
-                            f"has {sentences}); retry later", retry_after=self.retry_after(sentences))
+        queued, wait_s = len(self.queue), self.expected_wait(sentences)
+        if queued + sentences > self.max_queue or wait_s > self.queue_timeout_s:
+            why = (f"{queued} of {self.max_queue} sentences queued" if queued + sentences > self.max_queue else
+                   f"{queued} sentences queued: about {wait_s:.0f} s of work with this request's, longer than "
+                   f"--queue-timeout ({self.queue_timeout_s:g} s)")
+            raise QueueFull(f"the queue is full ({why}, this request has {sentences}); retry later",
+                            retry_after=self.retry_after(sentences))
+
+    def expected_wait(self, sentences: int) -> float:
+        """Seconds until the last of `sentences` more is decoded, at the decoders' rate under load (0: at most
+        a batch queued, or no loaded batch timed yet): `check_room` refuses now a request that would wait
+        past --queue-timeout, rather than after it."""
+        depth = len(self.queue) + sentences
+        return depth / (self.full_rate * self.decoders) if depth > self.max_batch and self.full_rate > 0 else 0.0
 
     def submit(self, texts: Sequence[str], n: int = 1, engines: Sequence[Engine] | None = None,
                admitted: bool = False) -> Job:
@@ -180,13 +167,11 @@ class Batcher:
     # --- the inference threads' side ------------------------------------------------------------
 
     def _take(self) -> list[Item] | None:
-        """The next batch: up to `max_batch` of the oldest sentences, after waiting at most
-        `max_wait` for the batch to fill, counted from the later of the first sentence's arrival
-        and this thread's return for work; None when stopping. Counting from the return too
-        keeps closed-loop clients in one batch: without it, the clients answered by one batch
-        re-send just after the next batch (the ones that queued meanwhile) has left, and the
-        two groups alternate for ever at half the batch size. What is queued is shared out among
-        the decoders waiting for work, so none idles while another decodes all of it."""
+        """The next batch: up to `max_batch` of the oldest sentences, after waiting at most `max_wait` for
+        it to fill, counted from the later of the first sentence's arrival and this thread's return for
+        work (so closed-loop clients answered by one batch join the next instead of alternating with the
+        others at half the batch size); None when stopping. What is queued is shared out among the idle
+        decoders, so none idles while another decodes all of it."""
         back = time.monotonic()
         with self.ready:
             self.idle += 1
@@ -267,8 +252,10 @@ class Batcher:
             self.metrics.batch_seconds.observe(took)
             self.metrics.batch_size.observe(len(live))
             self.metrics.sentences.inc(len(live))
-            self.rate = (0.8 * self.rate + 0.2 * len(live) / max(took, 1e-3) if self.rate
-                         else len(live) / max(took, 1e-3))
+            rate = len(live) / max(took, 1e-3)
+            self.rate = 0.8 * self.rate + 0.2 * rate if self.rate else rate
+            if 2 * len(live) >= self.max_batch:
+                self.full_rate = 0.8 * self.full_rate + 0.2 * rate if self.full_rate else rate
         self._send(live, outputs, live[0].engine.thread_generation())
 
     def _send(self, items: list[Item], outputs: Sequence[Output | Refused], generation: int = 0) -> None:

@@ -1,0 +1,85 @@
+"""Admission by the queue's wait, not its length only: a request whose sentences would be decoded
+after --queue-timeout at the rate the decoders reach under load is refused at once (503 with
+Retry-After), instead of waiting that long to be refused as stale."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from nmt.serve.engine.batcher import Batcher
+from nmt.serve.engine.decoding import Output
+from nmt.serve.engine.jobs import Item, Job
+from nmt.serve.engine.refusals import QueueFull
+from nmt.serve.observe.metrics import Metrics
+
+
+class Timed(Batcher):
+    """A batcher whose 'decoding' takes a set time per batch, on a clock the test moves."""
+
+    def __init__(self, **kw) -> None:
+        super().__init__([], Metrics(), max_wait_s=0.0, **kw)
+        self.seconds_per_batch = 1.0
+
+    def translate(self, texts, n=1, engine=None):  # type: ignore[override]
+        self.clock[0] += self.seconds_per_batch
+        return [Output([t], 0.0) for t in texts]
+
+    def _send(self, items, outputs, generation=0) -> None:  # no event loop here: results are dropped
+        pass
+
+
+@pytest.fixture()
+def batcher(monkeypatch: pytest.MonkeyPatch) -> Timed:
+    b = Timed(max_batch=32, max_queue=512, queue_timeout_s=10.0, decoders=1)
+    b.clock = [0.0]
+    monkeypatch.setattr("nmt.serve.engine.batcher.time.monotonic", lambda: b.clock[0])
+    return b
+
+
+class Package:
+    def thread_generation(self) -> int:
+        return 0
+
+
+def queue(b: Batcher, n: int) -> None:
+    job = Job(asyncio.Future(loop=asyncio.new_event_loop()), [None] * n, n)
+    b.queue.extend(Item(job, i, f"s{i}", Package(), queued_at=b.clock[0]) for i in range(n))  # type: ignore[arg-type]
+
+
+def test_a_request_that_would_wait_past_the_queue_timeout_is_refused_now(batcher: Timed) -> None:
+    queue(batcher, 32)
+    batcher._decode(list(batcher.queue))  # a full batch of 32 in 1 s: 32 sentences/s under load
+    batcher.queue.clear()
+    assert batcher.full_rate == pytest.approx(32.0)
+    queue(batcher, 300)  # 300 queued: 9.4 s of work, within --queue-timeout
+    batcher.check_room(10)  # 310: 9.7 s
+    with pytest.raises(QueueFull, match=r"about 11 s of work.*--queue-timeout \(10 s\)") as refused:
+        batcher.check_room(40)  # 340: 10.6 s, though the queue holds 512
+    assert refused.value.retry_after >= 1
+
+
+def test_only_loaded_batches_set_the_rate_admission_judges_by(batcher: Timed) -> None:
+    queue(batcher, 3)
+    batcher._decode(list(batcher.queue))  # 3 sentences in 1 s: a lone request's batch, not the rate under load
+    batcher.queue.clear()
+    assert batcher.rate == pytest.approx(3.0) and batcher.full_rate == 0.0
+    queue(batcher, 500)
+    batcher.check_room(10)  # no loaded batch timed yet: the queue's length alone decides
+    with pytest.raises(QueueFull, match="500 of 512 sentences queued"):
+        batcher.check_room(13)
+
+
+def test_a_queue_of_at_most_one_batch_is_never_refused_for_its_wait(batcher: Timed) -> None:
+    batcher.full_rate = 0.5  # a very slow model: 64 s a batch
+    queue(batcher, 20)
+    batcher.check_room(12)  # 32 sentences: one batch, decoded next whatever it takes
+    with pytest.raises(QueueFull, match="--queue-timeout"):
+        batcher.check_room(13)
+
+
+def test_several_decoders_share_the_queue_s_wait(batcher: Timed) -> None:
+    batcher.full_rate, batcher.decoders = 32.0, 2  # each thread's rate: two drain the queue twice as fast
+    queue(batcher, 500)
+    batcher.check_room(12)  # 512 at 64 sentences/s: 8 s
