@@ -127,17 +127,19 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
     cfg, loop = state.config, asyncio.get_running_loop()
     deadline = deadline_of(state) if deadline is None else deadline
     state.batcher.check_room(min(cfg.max_sentences, sum(1 for t in texts if t.strip())), admitted)  # a text: a sentence
-    segmented, masks = await loop.run_in_executor(state.text_pool, _split_and_mask, state, texts,
-                                                  [e.current.languages[0] for e in engines], glossaries)
-    sentences = to_model([s for seg in segmented for s in seg.sentences], masks)
-    routes = [e for seg, e in zip(segmented, engines) for _ in seg.sentences]
-    size = cfg.max_sentences if chunked else max(1, len(sentences))
+    with state.batcher.expecting():  # until its first part is queued, a batch being filled waits a little for it
+        segmented, masks = await loop.run_in_executor(state.text_pool, _split_and_mask, state, texts,
+                                                      [e.current.languages[0] for e in engines], glossaries)
+        sentences = to_model([s for seg in segmented for s in seg.sentences], masks)
+        routes = [e for seg, e in zip(segmented, engines) for _ in seg.sentences]
+        size = cfg.max_sentences if chunked else max(1, len(sentences))
+        first = state.batcher.submit(sentences[:size], n=1 + alternatives, engines=routes[:size], admitted=admitted)
     aside = state.watch.aside(state.text_pool, texts, engines, found) if watched else None  # languages, samples
     translated: list[Output] = []
     generation = 0
     for start in range(0, max(1, len(sentences)), size):
-        job = state.batcher.submit(sentences[start:start + size], n=1 + alternatives,
-                                   engines=routes[start:start + size], admitted=admitted)
+        job = first if start == 0 else state.batcher.submit(sentences[start:start + size], n=1 + alternatives,
+                                                            engines=routes[start:start + size], admitted=admitted)
         state.in_flight += 1
         state.jobs.add(job)
         state.metrics.in_flight.set(state.in_flight)

@@ -22,7 +22,8 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from nmt.serve.engine.decoding import Output, translate_sentences
 from nmt.serve.engine.jobs import Item, Job
@@ -55,14 +56,15 @@ class Batcher:
         self.threads: list[threading.Thread] = []
         self.stopping = self.draining = False
         self.rate = 0.0  # sentences/s recently (moving average), for Retry-After
-        self.full_rate = 0.0  # one thread's sentences/s in batches at least half of max_batch (moving average):
-        # the rate under load, when the queue's wait is what admission has to judge
+        self.full_rate = 0.0  # one thread's sentences/s in batches of >= max_batch / 2: the rate under load (average)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.on_ready: Callable[[], None] | None = None
         self.warmed = 0  # threads that have tried their warm-up sentence
         self.warm_up_error: str | None = None  # why a warm-up failed: the server never turns ready
         self.switch_interval: float | None = None  # Python's, while lowered for the decoder threads
         self.idle = 0  # decoder threads waiting for work (in `_take`)
+        self.arriving = 0  # requests admitted on the loop whose sentences are not queued yet (`expecting`)
+        self.arrival_grace_s = 0.0  # how long a batch may wait for them: a quarter of the last batch's time
         self.warming = threading.local()  # `on` while this thread decodes its warm-up sentences (not traffic)
 
     # --- the event loop's side ------------------------------------------------------------------
@@ -106,6 +108,19 @@ class Batcher:
         past --queue-timeout, rather than after it."""
         depth = len(self.queue) + sentences
         return depth / (self.full_rate * self.decoders) if depth > self.max_batch and self.full_rate > 0 else 0.0
+
+    @contextmanager
+    def expecting(self) -> Iterator[None]:
+        """On the loop, around a request's way from admission to `submit`: while its texts are cut
+        into sentences (on the text thread), a decoder filling a batch waits for them a little longer."""
+        with self.ready:
+            self.arriving += 1
+        try:
+            yield
+        finally:
+            with self.ready:
+                self.arriving -= 1
+                self.ready.notify_all()
 
     def submit(self, texts: Sequence[str], n: int = 1, engines: Sequence[Engine] | None = None,
                admitted: bool = False) -> Job:
@@ -167,11 +182,11 @@ class Batcher:
     # --- the inference threads' side ------------------------------------------------------------
 
     def _take(self) -> list[Item] | None:
-        """The next batch: up to `max_batch` of the oldest sentences, after waiting at most `max_wait` for
-        it to fill, counted from the later of the first sentence's arrival and this thread's return for
-        work (so closed-loop clients answered by one batch join the next instead of alternating with the
-        others at half the batch size); None when stopping. What is queued is shared out among the idle
-        decoders, so none idles while another decodes all of it."""
+        """The next batch: up to `max_batch` of the oldest sentences, waiting at most `max_wait` for more,
+        from the later of the first one's arrival and this thread's return (so closed-loop clients answered
+        by one batch join the next, not alternate at half its size), or while admitted requests are still
+        cut into sentences (`arriving`) up to a quarter of the last batch's time; shared out among the idle
+        decoders; None when stopping."""
         back = time.monotonic()
         with self.ready:
             self.idle += 1
@@ -181,9 +196,10 @@ class Batcher:
                         self.ready.wait()
                     if self.stopping:
                         return None
-                    deadline = max(self.queue[0].queued_at, back) + self.max_wait_s
+                    start = max(self.queue[0].queued_at, back)
+                    deadline, longest = start + self.max_wait_s, start + max(self.max_wait_s, self.arrival_grace_s)
                     while self.queue and len(self.queue) < self.max_batch and not self.stopping:
-                        left = deadline - time.monotonic()
+                        left = (longest if self.arriving else deadline) - time.monotonic()
                         if left <= 0:
                             break
                         self.ready.wait(left)
@@ -250,6 +266,7 @@ class Batcher:
         else:
             took = time.monotonic() - now
             self.metrics.batch_seconds.observe(took)
+            self.arrival_grace_s = took / 4
             self.metrics.batch_size.observe(len(live))
             self.metrics.sentences.inc(len(live))
             rate = len(live) / max(took, 1e-3)
