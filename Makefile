@@ -123,6 +123,7 @@ bench: install
 	$(BIN)/python -m bench.terminology --model models/general/de-en/onnx
 	$(BIN)/python -m bench.pilots --updates 1200
 	$(BIN)/python -m bench.moses_proxy --updates 2000
+	$(BIN)/python -m bench.distill_select --data $(SHARED_DATA)/wmt-systems
 	$(BIN)/python -m bench.clean_scale --factors 1 8 32 --mirror $(SHARED_DATA)
 	test -x $(LANGID_VENV)/bin/python || { $(PYTHON) -m venv $(LANGID_VENV) && $(LANGID_VENV)/bin/pip install -q $(LANGID_PEERS); }
 	$(LANGID_VENV)/bin/python -m bench.langid --data $(SHARED_DATA)

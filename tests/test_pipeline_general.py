@@ -82,6 +82,7 @@ def build(root: Path, mirror: Path, baseline_model: Path) -> Path:
         params[section].update(values)
     params["validate"].update(min_pairs=50, min_train_pairs=500)
     params["validate"]["clean"]["min_lexical"] = 0.0  # the dictionary rule has its own tests (tests/data)
+    params["validate"]["decontaminate"]["blind"] = []  # ../shared/data/blind: blind sets have their own tests
     params["vocab"].update(bpe_merges=300, min_size=100)
     params["tokenize"]["max_tokens"] = 128
     params["evaluate"].update(test_sets=["test_a", "test_b"], test_set_directions={"test_b": "en-de"},

@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +45,19 @@ _TRAILING = ".,;:!?)]}'\""
 Mask = np.ndarray  # (n,) bool: True = the pair is rejected
 REPEATED = "repeated pair"  # the dedupe rule's count, which the mix's gate holds to max_duplicate_rate
 Rule = Callable[[list[str], list[str]], Mask]
+
+
+def row_rules(words: dict[str, Any], max_words: int, max_ratio: float) -> dict[str, Any]:
+    """validate's row-level rules by label, in the order a row is judged: per language a side empty and
+    a side over `max_words` words, then the word-count ratio (longer + 1) / (shorter + 1) over `max_ratio`.
+    `words`: the two languages' word counts (numpy arrays or pandas Series); each rule a boolean mask of
+    that kind. The validate stage counts every problem (`row_problems`), a mix drops a row under its first."""
+    rules = {}
+    for lang, w in words.items():
+        rules[f"empty {lang}"], rules[f"{lang} over {max_words} words"] = w == 0, w > max_words
+    wa, wb = words.values()
+    rules[f"length ratio over {max_ratio:g}"] = np.maximum(wa + 1, wb + 1) / np.minimum(wa + 1, wb + 1) > max_ratio
+    return rules
 
 
 def _both(a: list[str], b: list[str], bad: Callable[[str], bool]) -> Mask:

@@ -97,10 +97,10 @@ class LexicalScore:
         if key not in self._memo:
             table, forms = self.table[lang], word_forms(word, lang)
             known = [f for f in forms if f in table]
+            if len(self._memo) >= MEMO_WORDS:  # bounded: start afresh before adding (a corpus of many words)
+                self._memo.clear()
             self._memo[key] = None if not known else frozenset(
                 [*forms, *(g for f in known for e in table[f] for g in word_forms(e, other))])
-            if len(self._memo) > MEMO_WORDS:
-                self._memo.clear()
         return self._memo[key]
 
     def _share(self, src: list[str], tgt: list[str], lang: str, other: str) -> tuple[int, int]:

@@ -36,7 +36,7 @@ from nmt.config.data import DataConfig, ValidateConfig
 from nmt.config.mix import MixSource
 from nmt.data.blind import index_blind
 from nmt.data.chunks import CHUNK_LINES
-from nmt.data.cleaning import REPEATED, Cleaner, Mask, pair_digests
+from nmt.data.cleaning import REPEATED, Cleaner, Mask, pair_digests, row_rules
 from nmt.data.decontaminate import Decontaminator
 from nmt.data.formats import source_chunks
 from nmt.errors import DataError
@@ -56,15 +56,13 @@ def _uniform(d: np.ndarray, high: bool) -> np.ndarray:
     return bits.astype(np.float64) / 2.0**32
 
 
-def row_checks(a: list[str], b: list[str], cfg: ValidateConfig, counts: Counter) -> Mask:
-    """validate's row-level checks (empty side, more than max_words, length ratio), counted."""
-    wa = np.fromiter((len(s.split()) for s in a), dtype=np.int64, count=len(a))
-    wb = np.fromiter((len(s.split()) for s in b), dtype=np.int64, count=len(b))
-    ratio = np.maximum(wa + 1, wb + 1) / np.minimum(wa + 1, wb + 1)
+def row_checks(a: list[str], b: list[str], langs: tuple[str, str], cfg: ValidateConfig, counts: Counter) -> Mask:
+    """validate's row-level rules (`row_rules`: empty side, over max_words, length ratio), a row counted
+    under the first it fails, by the validate report's labels."""
+    words = {lang: np.fromiter((len(s.split()) for s in side), dtype=np.int64, count=len(side))
+             for lang, side in zip(langs, (a, b))}
     dropped = np.zeros(len(a), dtype=bool)
-    for name, bad in (("empty side", (wa == 0) | (wb == 0)),
-                      (f"over {cfg.max_words} words", (wa > cfg.max_words) | (wb > cfg.max_words)),
-                      (f"length ratio over {cfg.max_length_ratio:g}", ratio > cfg.max_length_ratio)):
+    for name, bad in row_rules(words, cfg.max_words, cfg.max_length_ratio).items():
         new = bad & ~dropped
         counts[name] += int(new.sum())
         dropped |= new
@@ -163,7 +161,8 @@ class MixWriter:
         for a, b in self.chunks(src, count_skipped=False):
             idx = np.flatnonzero(_uniform(pair_digests(a, b), high=False) < src.dev_share)
             sa, sb = [a[i] for i in idx], [b[i] for i in idx]
-            dropped = self.holdout_cleaner.apply(sa, sb, row_checks(sa, sb, self.cfg, tally.dropped), tally.dropped)
+            rows = row_checks(sa, sb, self.langs, self.cfg, tally.dropped)
+            dropped = self.holdout_cleaner.apply(sa, sb, rows, tally.dropped)
             if self.decon is not None:  # a test sentence must not reach val either (the test sets are indexed)
                 hits = self.decon.check(sa, sb, dropped)
                 tally.dropped[OVERLAP] += int(hits.sum())
@@ -184,7 +183,7 @@ class MixWriter:
             d = pair_digests(a, b)
             live = np.flatnonzero(_uniform(d, high=False) >= src.dev_share)
             a, b, d = [a[i] for i in live], [b[i] for i in live], d[live]
-            dropped = self.cleaner.apply(a, b, row_checks(a, b, self.cfg, tally.dropped), tally.dropped, d)
+            dropped = self.cleaner.apply(a, b, row_checks(a, b, self.langs, self.cfg, tally.dropped), tally.dropped, d)
             if self.decon is not None:
                 hits = self.decon.check(a, b, dropped)
                 tally.dropped[OVERLAP] += int(hits.sum())

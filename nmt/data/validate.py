@@ -41,6 +41,7 @@ from typing import Any
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, ValidateConfig
 from nmt.data.chunks import CHUNK_LINES, Digests, Reservoir, Unreadable, side_by_side
+from nmt.data.cleaning import row_rules
 from nmt.data.formats import source_chunks
 from nmt.errors import ConfigError, DataError
 from nmt.files.atomic import atomic_open, staged_dir
@@ -86,12 +87,7 @@ def pair_frame(lines: dict[str, list[str]]):
 
 def row_problems(df, langs: tuple[str, str], cfg: ValidateConfig):
     """Boolean Series per problem: True where a row has that problem."""
-    problems = {}
-    for lang in langs:
-        problems[f"empty {lang}"] = df[f"{lang}_words"] == 0
-        problems[f"{lang} over {cfg.max_words} words"] = df[f"{lang}_words"] > cfg.max_words
-    problems[f"length ratio over {cfg.max_length_ratio:g}"] = df["length_ratio"] > cfg.max_length_ratio
-    return problems
+    return row_rules({lang: df[f"{lang}_words"] for lang in langs}, cfg.max_words, cfg.max_length_ratio)
 
 
 @dataclass

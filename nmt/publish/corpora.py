@@ -4,7 +4,7 @@ the cleaning steps at scale (bench/clean_scale.py), the Moses-escaped sample's p
 
 from __future__ import annotations
 
-from nmt.publish.sources import Sources, measured, pct, table
+from nmt.publish.sources import Sources, measured, not_yet, pct, table
 
 
 def langid(s: Sources) -> str:
@@ -73,3 +73,23 @@ def pilots(s: Sources) -> str:
               rows, "lrrrl"),
         "", f"Chosen: **{r['choice']}** (the lowest dev loss among those that fit; dev: {r['dev']}).", "",
         measured(result, "pilots")])
+
+
+def distill_select(s: Sources) -> str:
+    """Which systems' outputs become training targets: each selection rule's chosen targets scored
+    against the human references of the dev lines (bench/distill_select.py)."""
+    if not (s.bench / "distill_select.json").is_file():
+        return not_yet("distill_select", "python -m bench.distill_select")
+    result = s.result("distill_select")
+    sets = result["results"]
+    rules = list(next(iter(sets.values()))["rules"])
+    rows = [[name, f"{r['dev_lines']:,}", *(f"{r['rules'][k]['chrf']:.1f} / {r['rules'][k]['bleu']:.1f}"
+                                            for k in rules),
+             f"{r['best_system']} {r['systems_alone'][r['best_system']]['chrf']:.1f}", f"**{r['best_rule']}**"]
+            for name, r in sets.items()]
+    thinned = "; ".join(f"{name}: {r['training_lines']:,} training lines, {r['lines_over_template']['2']:,} over 2 "
+                        f"a template" for name, r in sets.items() if r["training_lines"])
+    return "\n".join([
+        table(["dev lines", "lines", *(f"{k} chrF / BLEU" for k in rules), "best system alone (chrF)", "best rule"],
+              rows, "lr" + "r" * len(rules) + "ll"),
+        "", f"Test-suite lines (the training side): {thinned}.", "", measured(result, "distill_select")])

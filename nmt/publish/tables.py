@@ -36,6 +36,7 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "clean-scale": corpora.clean_scale,
     "moses-proxy": corpora.moses_proxy,
     "pilots": corpora.pilots,
+    "distill-select": corpora.distill_select,
     "promotion-record": lifecycle.promotion_record,
     "drift-report": lifecycle.drift_report,
     "tested-hosts": hosts.tested_hosts,

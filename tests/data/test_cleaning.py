@@ -24,6 +24,7 @@ import pytest
 
 from nmt.config.mix import CleanConfig
 from nmt.config.params import load_params
+from nmt.data import lexicon
 from nmt.data.cleaning import (
     Cleaner,
     SeenPairs,
@@ -448,6 +449,16 @@ def test_lexical_rule_without_the_dictionary_says_how_to_get_it(tmp_path: Path) 
         apply(c, [("Hund", "dog")])
     msg = str(err.value)
     assert "validate.clean.lexicon" in msg and "nope" in msg and "trans-de-en" in msg and "min_lexical: 0" in msg
+
+
+def test_the_word_memo_is_bounded_and_starts_afresh_when_full(ding: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """More word types than the memo holds (the general mix with the WMT systems' outputs has them): the
+    memo starts afresh and the word being looked up is still answered (it once raised KeyError)."""
+    monkeypatch.setattr(lexicon, "MEMO_WORDS", 2)
+    lex = LexicalScore(ding, LANGS)
+    assert lex.coverage("Ein Mann in einem blauen Hemd spielt Ball.", "A man in a blue shirt plays ball.") == 1.0
+    assert len(lex._memo) <= 2
+    assert lex.coverage("Zwei Männer und ein Hund.", "Two men and a cat.") == 0.75
 
 
 def test_lexical_rule_is_german_english_only(ding: Path) -> None:

@@ -255,9 +255,9 @@ def test_per_source_stats(tmp_path: Path, data: dict, small_chunks) -> None:
     assert list(stats) == ["lines.train", "tabs.train", "memory.train", "moses.train", "lines.val", "test",
                            "tabs_test"]
     expected = {
-        "lines.train": (104, {"same text on both sides": 1, "numbers differ": 1, "empty side": 1, "repeated pair": 1},
+        "lines.train": (104, {"same text on both sides": 1, "numbers differ": 1, "empty de": 1, "repeated pair": 1},
                         100),
-        "tabs.train": (103, {"URLs or e-mail addresses differ": 1, "over 30 words": 1, "repeated pair": 1}, 100),
+        "tabs.train": (103, {"URLs or e-mail addresses differ": 1, "de over 30 words": 1, "repeated pair": 1}, 100),
         "memory.train": (63, {"tmx: tu without de": 1, "repeated pair": 1}, 61),  # the skipped unit came in
         "moses.train": (61, {"letters under 0.3 of characters": 1}, 60),
     }
@@ -351,7 +351,7 @@ def test_dev_share_keeps_dirty_pairs_out_of_val(tmp_path: Path, data: dict) -> N
     val = set(pairs(out(tmp_path, "val")))
     assert not val & set(LINES_BAD[:3])
     s = report(tmp_path)["stats"]["sources"]["lines.train"]
-    assert nonzero(s["dropped"]) == {"same text on both sides": 1, "numbers differ": 1, "empty side": 1}
+    assert nonzero(s["dropped"]) == {"same text on both sides": 1, "numbers differ": 1, "empty de": 1}
     assert s["to_val"] == s["pairs_in"] - 3 - s["written"]
 
 
@@ -384,7 +384,7 @@ def test_a_training_pair_with_a_test_sentence_is_removed_and_counted_under_the_t
     assert stats["decontamination"] == {"lines.val": {"exact": 1, "near": 0}, "tabs_test": {"exact": 2, "near": 0},
                                         "test": {"exact": 1, "near": 0}}
     assert nonzero(stats["sources"]["lines.train"]["dropped"]) == {
-        "same text on both sides": 1, "numbers differ": 1, "empty side": 1, "repeated pair": 1, mixing.OVERLAP: 4}
+        "same text on both sides": 1, "numbers differ": 1, "empty de": 1, "repeated pair": 1, mixing.OVERLAP: 4}
     assert out(tmp_path, "test") == LINES_TEST and out(tmp_path, "tabs_test") == TABS_TEST  # test sets untouched
 
 
@@ -604,7 +604,7 @@ def test_the_general_mix_from_the_mirror(tmp_path: Path, mirror: Path, monkeypat
     monkeypatch.setenv(MIRROR_ENV, str(root))
     raw, clean = tmp_path / "raw", tmp_path / "validated"
     download_corpus(params.data, raw)
-    assert sorted(p.name for p in raw.iterdir()) == ["multi30k", "onmt-sample", "tatoeba", "wmt-news"]
+    assert sorted(p.name for p in raw.iterdir()) == ["multi30k", "onmt-sample", "tatoeba", "wmt-news", "wmt-systems"]
     gate = validate_corpus(params.data, params.validate, raw, clean, tmp_path / "reports")
     assert gate.success
     stats = gate.stats
@@ -614,6 +614,15 @@ def test_the_general_mix_from_the_mirror(tmp_path: Path, mirror: Path, monkeypat
     # the Tatoeba test overlaps the 2018 training file: thousands of pairs dropped, counted under it
     assert stats["decontamination"]["tatoeba_test"]["exact"] >= 1000, summary
     assert stats["sources"]["tatoeba.train"]["dropped"][mixing.OVERLAP] >= 1000
+
+    # the systems' outputs (consensus per test-suite line) train; the general-test lines are dev; the blind
+    # sources are indexed and counted, zeros too
+    for split, at_least in (("wmt23-de-en", 18_000), ("wmt23-en-de", 20_000)):
+        tally = stats["sources"][f"wmt-systems.{split}"]
+        assert tally["written"] >= at_least and tally["read"]["test-suite lines (no reference)"] > 19_000, tally
+    assert stats["sources"]["wmt-systems.wmt24-en-de-ref"]["written"] > 998  # split into sentences
+    assert {k for k in stats["decontamination"] if k.startswith("blind/")} == {
+        "blind/de-en.1.de", "blind/de-en.2.de", "blind/de-en.3.de", "blind/en-de.1.en", "blind/en-de.2.en"}
 
     # Multi30k train is clean: the rules take under 1%
     m30k = stats["sources"]["multi30k.train"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from nmt.serve.engine.sentences import SentenceSplitter
-from nmt.serve.engine.spans import mask
+from nmt.serve.engine.spans import Masked, mask
 from support.serve import ThreadServer, ask, post
 
 LAYOUTS = [
@@ -61,3 +61,11 @@ def test_the_server_keeps_layout_and_spans(start) -> None:
     text = "s1 s2 https://example.com/x 10:30 🙂 a@b.de"
     got = post(server.url, json=ask(text)).json()["translatedText"]
     assert all(span in got for span in ("https://example.com/x", "10:30", "🙂", "a@b.de")), got
+
+
+def test_a_signed_number_in_a_translation_is_no_placeholder() -> None:
+    """Spans and inline tags share one placeholder pattern (spans.PLACEHOLDER): the 2 of -2 or +2 is the
+    translation's own number, not span 2."""
+    masked = Masked("Zwischen 1 und 2 Grad", ("-3", "5"))
+    assert masked.restore("between 1 and -2 degrees, 2") == "between -3 and -2 degrees, 5"
+    assert masked.restore("+2 and 1") == "+2 and -3 5"  # span 2 had no placeholder of its own: appended

@@ -14,10 +14,9 @@ from collections.abc import Callable
 import pytest
 
 from nmt.serve.engine.sentences import SentenceSplitter
-from nmt.serve.engine.spans import mask
+from nmt.serve.engine.spans import PLACEHOLDER, mask
 from nmt.serve.markup.html import parse_html
 from nmt.serve.markup.htmlscan import scan
-from nmt.serve.markup.inline import SLOT
 
 
 def split_html(source: str):
@@ -133,7 +132,7 @@ def test_the_masked_text_passes_the_servers_span_masking_unchanged() -> None:
     units, _ = split_html("<p>Ab <b>5</b> Uhr, 3 Kinder, <i>siehe</i> https://a.de/x?y=1 und COVID-19 &amp; A4.</p>")
     (unit,) = units
     slots = tuple(str(k) for k in range(1, 8))
-    assert tuple(m.group(0) for m in SLOT.finditer(unit)) == slots
+    assert tuple(m.group(0) for m in PLACEHOLDER.finditer(unit)) == slots
     masked = mask(unit)
     assert masked.spans == slots and masked.restore(masked.text) == unit
     assert "COVID-19" in unit and "A4" in unit

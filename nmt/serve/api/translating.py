@@ -127,13 +127,14 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
     cfg, loop = state.config, asyncio.get_running_loop()
     deadline = deadline_of(state) if deadline is None else deadline
     state.batcher.check_room(min(cfg.max_sentences, sum(1 for t in texts if t.strip())), admitted)  # a text: a sentence
-    with state.batcher.expecting():  # until its first part is queued, a batch being filled waits a little for it
+    with state.batcher.expecting() as arrival:  # until its first part is queued, a filling batch waits a little
         segmented, masks = await loop.run_in_executor(state.text_pool, _split_and_mask, state, texts,
                                                       [e.current.languages[0] for e in engines], glossaries)
         sentences = to_model([s for seg in segmented for s in seg.sentences], masks)
         routes = [e for seg, e in zip(segmented, engines) for _ in seg.sentences]
         size = cfg.max_sentences if chunked else max(1, len(sentences))
-        first = state.batcher.submit(sentences[:size], n=1 + alternatives, engines=routes[:size], admitted=admitted)
+        first = state.batcher.submit(sentences[:size], n=1 + alternatives, engines=routes[:size], admitted=admitted,
+                                     arrival=arrival)
     aside = state.watch.aside(state.text_pool, texts, engines, found) if watched else None  # languages, samples
     translated: list[Output] = []
     generation = 0

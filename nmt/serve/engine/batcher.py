@@ -88,42 +88,44 @@ class Batcher:
         return max(1, min(60, math.ceil(depth / self.rate))) if self.rate > 0 else 1
 
     def check_room(self, sentences: int, admitted: bool = False) -> None:
-        """Raise what `submit` would for `sentences` more sentences (`Draining`, `QueueFull`): the app
-        asks first with a lower bound, so an overloaded server refuses a request before it spends
-        time cutting its texts into sentences. `admitted`: a request let in before the drain began
-        (a file's later parts), refused only once the threads stop."""
+        """Raise what `submit` would for `sentences` more (`Draining`, `QueueFull`): asked first with a lower
+        bound, so a request is refused before its texts are cut into sentences. `admitted`: let in before a
+        drain began (a file's later parts), refused only once the threads stop."""
         if self.stopping or (self.draining and not admitted):
             raise Draining("the server is shutting down; send the request to another instance", retry_after=1)
         queued, wait_s = len(self.queue), self.expected_wait(sentences)
-        if queued + sentences > self.max_queue or wait_s > self.queue_timeout_s:
+        if queued + sentences > self.max_queue or wait_s > self.queue_timeout_s / 2:  # half: the rate is an estimate
             why = (f"{queued} of {self.max_queue} sentences queued" if queued + sentences > self.max_queue else
-                   f"{queued} sentences queued: about {wait_s:.0f} s of work with this request's, longer than "
+                   f"{queued} sentences queued: about {wait_s:.0f} s of work with this request's, over half "
                    f"--queue-timeout ({self.queue_timeout_s:g} s)")
             raise QueueFull(f"the queue is full ({why}, this request has {sentences}); retry later",
                             retry_after=self.retry_after(sentences))
 
     def expected_wait(self, sentences: int) -> float:
         """Seconds until the last of `sentences` more is decoded, at the decoders' rate under load (0: at most
-        a batch queued, or no loaded batch timed yet): `check_room` refuses now a request that would wait
-        past --queue-timeout, rather than after it."""
+        a batch queued, or no loaded batch timed yet): `check_room` refuses now a request this puts over half
+        --queue-timeout (the rate moves: the margin keeps admitted requests from going stale after all)."""
         depth = len(self.queue) + sentences
         return depth / (self.full_rate * self.decoders) if depth > self.max_batch and self.full_rate > 0 else 0.0
 
     @contextmanager
-    def expecting(self) -> Iterator[None]:
-        """On the loop, around a request's way from admission to `submit`: while its texts are cut
-        into sentences (on the text thread), a decoder filling a batch waits for them a little longer."""
+    def expecting(self) -> Iterator[list[bool]]:
+        """On the loop, around a request's way from admission to `submit`: while its texts are cut into
+        sentences (on the text thread), a decoder filling a batch waits for them a little longer. `submit`
+        given what this yields (`arrival`) counts the request arrived as its sentences enter the queue."""
+        arrival = [True]
         with self.ready:
             self.arriving += 1
         try:
-            yield
+            yield arrival
         finally:
-            with self.ready:
-                self.arriving -= 1
-                self.ready.notify_all()
+            if arrival[0]:  # refused, failed or empty: never queued
+                with self.ready:
+                    self.arriving -= 1
+                    self.ready.notify_all()
 
     def submit(self, texts: Sequence[str], n: int = 1, engines: Sequence[Engine] | None = None,
-               admitted: bool = False) -> Job:
+               admitted: bool = False, arrival: list[bool] | None = None) -> Job:
         """Queue all of `texts` as one job wanting up to `n` translations of each (the beam's n-best
         list), text i for `engines[i]` (default: the first engine), or raise `Draining` / `QueueFull`
         (`admitted`: see `check_room`)."""
@@ -140,6 +142,8 @@ class Batcher:
             self.check_room(len(texts), admitted)
             routes = engines or [self.engines[0]] * len(texts)
             self.queue.extend(Item(job, i, text, engine) for i, (text, engine) in enumerate(zip(texts, routes)))
+            if arrival and arrival[0]:  # with its sentences, in one step: a decoder never sees it twice or not at all
+                arrival[0], self.arriving = False, self.arriving - 1
             self.metrics.queue_depth.set(len(self.queue))
             self.ready.notify_all()
         return job
@@ -212,8 +216,7 @@ class Batcher:
                 self.idle -= 1
 
     def _pop_oldest(self, limit: int) -> list[Item]:
-        """Up to `limit` of the oldest queued sentences of the oldest sentence's engine (a batch is
-        decoded by one package); the others keep their places."""
+        """Up to `limit` of the oldest sentences of the oldest one's engine; the others keep their places."""
         engine, batch, others = self.queue[0].engine, [], []
         while self.queue and len(batch) < limit:
             item = self.queue.popleft()
@@ -249,7 +252,7 @@ class Batcher:
         if stale:
             error = Stale(f"waited longer than --queue-timeout ({self.queue_timeout_s:g} s) in the queue; the server "
                           "is overloaded, retry later", retry_after=self.retry_after())
-            self._send(stale, [error] * len(stale))
+            self._call(self._deliver, stale, [error] * len(stale))
             live = [item for item in live if now - item.queued_at <= self.queue_timeout_s]
         if not live:
             return
@@ -273,10 +276,7 @@ class Batcher:
             self.rate = 0.8 * self.rate + 0.2 * rate if self.rate else rate
             if 2 * len(live) >= self.max_batch:
                 self.full_rate = 0.8 * self.full_rate + 0.2 * rate if self.full_rate else rate
-        self._send(live, outputs, live[0].engine.thread_generation())
-
-    def _send(self, items: list[Item], outputs: Sequence[Output | Refused], generation: int = 0) -> None:
-        self._call(self._deliver, items, outputs, generation)
+        self._call(self._deliver, live, outputs, live[0].engine.thread_generation())
 
     def _call(self, func: Callable[..., None], *args: object) -> None:
         """Run `func(*args)` on the event loop, if it still runs."""
@@ -287,10 +287,8 @@ class Batcher:
                 pass
 
     def translate(self, texts: list[str], n: int = 1, engine: Engine | None = None) -> list[Output]:
-        """One batch, text to text, on this thread's translator: up to `n` translations per text,
-        best first, and the first one's confidence (`nmt.serve.engine.decoding.translate_sentences`: spans
-        kept, one search, the guard's choice first; the translator's batch size is `max_batch`, so
-        the batch is decoded as one); counted as traffic, the threads' warm-up sentences not."""
+        """One batch decoded as one on this thread's translator (`decoding.translate_sentences`): up to `n`
+        translations per text, best first, with confidence; traffic, unless a thread's warm-up sentence."""
         model, translator = (engine or self.engines[0]).translator()
         out, changed = translate_sentences(translator, texts, n)
         if changed:

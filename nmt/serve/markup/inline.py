@@ -26,14 +26,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from nmt.serve.engine.spans import PROTECTED, mask
+from nmt.serve.engine.spans import PLACEHOLDER, PROTECTED, mask
 
 log = logging.getLogger(__name__)
 
 OPEN, CLOSE, ATOM, SPAN = "open", "close", "atom", "span"
-# a placeholder in a translation: a number of its own (not the 19 of COVID-19 nor the 4 of A4)
 LETTER = re.compile(r"[^\W\d_]")  # a letter of any script: a unit worth translating has one (else kept as it is)
-SLOT = re.compile(r"(?<![\w.,+-])\d+(?![\d.,]\d|\w)")
 _JOINS = re.compile(r"[\w.,:/%+\-]")  # a character that would run into a placeholder written next to it
 _SPACES = re.compile(r" {2,}")
 
@@ -106,7 +104,7 @@ class Unit:
         items: list[str | int] = []
         seen: set[int] = set()
         last = 0
-        for m in SLOT.finditer(translation):
+        for m in PLACEHOLDER.finditer(translation):
             k = int(m.group(0)) - 1
             if 0 <= k < len(self.slots):
                 items.append(translation[last:m.start()])
@@ -250,7 +248,7 @@ def build_unit(pieces: Sequence[str | Tag]) -> Unit:
     expected = tuple(str(k) for k in range(1, len(slots) + 1))
     for spaced in (False, True):
         text = _written(seq, spaced)
-        if tuple(m.group(0) for m in SLOT.finditer(text)) == expected and mask(text).spans == expected:
+        if tuple(m.group(0) for m in PLACEHOLDER.finditer(text)) == expected and mask(text).spans == expected:
             break
     else:
         log.warning("a unit's placeholders are not read back as written: %r", text)

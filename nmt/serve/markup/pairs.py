@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from nmt.serve.engine.sentences import Segmented
-from nmt.serve.markup.inline import CLOSE, OPEN, SLOT, Unit
+from nmt.serve.engine.spans import PLACEHOLDER
+from nmt.serve.markup.inline import CLOSE, OPEN, Unit
 
 _SPACE = re.compile(r"\s")
 
@@ -52,7 +53,7 @@ def plain_text(unit: Unit) -> tuple[str, list[PairRange]]:
     at: dict[int, int] = {}  # slot index -> its place in the plain text
     previous = 0
     kept = _kept(unit)
-    for m in SLOT.finditer(unit.text):
+    for m in PLACEHOLDER.finditer(unit.text):
         k = int(m.group(0)) - 1
         if not 0 <= k < len(unit.slots):
             continue
@@ -123,10 +124,10 @@ def align_pairs(aligner: Aligner, seg: Segmented, translations: Sequence[str],
 def _copied(inner: str, translation: str) -> tuple[int, int] | None:
     """Where the translation has the placeholders that are all of `inner` (None if `inner` holds
     words, or the translation lacks one of them)."""
-    numbers = [m.group(0) for m in SLOT.finditer(inner)]
-    if not numbers or SLOT.sub("", inner).strip(" ,.;:"):
+    numbers = [m.group(0) for m in PLACEHOLDER.finditer(inner)]
+    if not numbers or PLACEHOLDER.sub("", inner).strip(" ,.;:"):
         return None
-    places = {m.group(0): m.span() for m in SLOT.finditer(translation)}
+    places = {m.group(0): m.span() for m in PLACEHOLDER.finditer(translation)}
     if not all(n in places for n in numbers):
         return None
     return min(places[n][0] for n in numbers), max(places[n][1] for n in numbers)
@@ -166,7 +167,7 @@ def with_pairs(unit: Unit, plain: str, translation: str, ranges: list[PairRange]
     kept = _kept(unit)
 
     def numbered(text: str) -> str:  # the plain text's placeholders back to the unit's slot numbers
-        return SLOT.sub(lambda m: str(kept[int(m.group(0)) - 1] + 1) if 0 < int(m.group(0)) <= len(kept)
+        return PLACEHOLDER.sub(lambda m: str(kept[int(m.group(0)) - 1] + 1) if 0 < int(m.group(0)) <= len(kept)
                         else m.group(0), text)
 
     out, last = [], 0
