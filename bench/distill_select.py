@@ -101,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = ", ".join(f"{rule} {v['chrf']:.1f}/{v['bleu']:.1f}" for rule, v in r["rules"].items())
         print(f"{name}: {r['dev_lines']} dev lines, chrF/BLEU: {rows}; best system alone {r['best_system']} "
               f"{r['systems_alone'][r['best_system']]['chrf']:.1f}", flush=True)
-    for name, r in results.items():
-        r["best_rule"] = max(r["rules"], key=lambda k: r["rules"][k]["chrf"])
+    for r in results.values():
+        r["best_rule"] = max(r["rules"], key=lambda k, rules=r["rules"]: rules[k]["chrf"])
     write_result("distill_select", results, repeats=1, out_dir=args.out)
     return 0
 
