@@ -119,7 +119,7 @@ class LabelSmoothingKL(nn.Module):
         keep = target != self.pad_id
         if not bool(keep.all()):  # callers that already dropped padding skip this copy
             logits, target = logits[keep], target[keep]  # (N, V), (N,)
-        kl = _SmoothedKL.apply(logits, target, self.confidence, self.spread, self.entropy_const, self.pad_id)
+        kl = self._row_kl(logits, target)
         return kl.sum(), keep.sum()
 
     def masked(self, logits: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
@@ -128,8 +128,15 @@ class LabelSmoothingKL(nn.Module):
         logits = logits.reshape(-1, self.V).float()
         target = target.reshape(-1)
         keep = target != self.pad_id
-        kl = _SmoothedKL.apply(logits, target, self.confidence, self.spread, self.entropy_const, self.pad_id)
+        kl = self._row_kl(logits, target)
         return torch.where(keep, kl, 0.0).sum(), keep.sum()
+
+    def _row_kl(self, logits: Tensor, target: Tensor) -> Tensor:
+        """Per-row KL; its gradient is made only when autograd wants one (not in validation)."""
+        consts = (self.confidence, self.spread, self.entropy_const, self.pad_id)
+        if torch.is_grad_enabled() and logits.requires_grad:
+            return _SmoothedKL.apply(logits, target, *consts)
+        return _row_kl(logits, target, *consts, grad=False)[0]
 
     def projected(self, hidden: Tensor, weight: Tensor, target: Tensor, chunk: int) -> tuple[Tensor, Tensor]:
         """`masked` of the logits `hidden @ weight^T` without making them whole (`train.loss_chunk`):
