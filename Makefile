@@ -133,11 +133,14 @@ bench: install
 # The GPU path's checks on a lent GPU (docs/training.md, bench/gpu_check.py): the data stages, then the bundle
 # .gpu/ (binarised Multi30k, vocabularies, the test set; git-ignored) that the device tool carries; the two device
 # calls and the collection of their figures are printed at the end. Offline: set NMT_DATA_MIRROR (../shared/data/multi30k).
+GPU_RUNS := default profile cudnn_attention selected_positions cuda_graphs
+
 gpu-check: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro binarize
 	$(BIN)/python -m bench.gpu_check bundle --out .gpu
-	@echo 'next, with the device tool: run(command="python3 -m bench.gpu_device --part a --bundle .gpu --out $$OUT", carry=[".gpu"], timeout_s=420)'
-	@echo '                       then run(command="python3 -m bench.gpu_device --part b --bundle .gpu --out $$OUT", carry=[".gpu"], timeout_s=420)'
+	@echo 'next, with the device tool, two calls on one warm machine (carry=[".gpu"]; the parts are cut by timeout -k, not the call):'
+	@echo '  run(command="timeout -k 10 450 python3 -m bench.gpu_device --part a --skip tests --bundle .gpu --out $$OUT", timeout_s=480)'
+	@echo '  run(command="timeout -k 10 400 python3 -m bench.gpu_device --part ab --skip mfu $(GPU_RUNS) --bundle .gpu --out $$OUT", timeout_s=430)'
 	@echo 'after each: $(BIN)/python -m bench.gpu_check collect --from <files_at>; give_back at the end'
 
 clean-venv:

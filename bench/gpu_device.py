@@ -20,7 +20,10 @@ Only torch, numpy, PyYAML, tqdm, matplotlib and sacrebleu are needed (the GPU im
 spaCy, DVC and Prefect are not. `--smoke` runs the same steps on any device with a tiny model and a
 few updates (the test suite runs it on the CPU).
 
-    python -m bench.gpu_device --part a|b|ab --bundle .gpu --out "$OUT" [--smoke]
+    python -m bench.gpu_device --part a|b|ab --bundle .gpu --out "$OUT" [--skip STEP ...] [--smoke]
+
+`--skip` leaves out steps already measured (tests, mfu, or a run of part a by name), so that one lease
+can go to what is still unmeasured: part a whole needs more than its 300 s (the CUDA tests alone 71 s).
 """
 
 from __future__ import annotations
@@ -95,7 +98,11 @@ def _configs(params: dict[str, Any]):
     return from_dict(ModelConfig, params["model"], key="model"), from_dict(TrainConfig, params["train"], key="train")
 
 
-def epochs(bundle: Path, work: Path, smoke: bool, save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+EPOCH_RUNS = ("default", "profile", "cudnn_attention", "selected_positions", "cuda_graphs")
+
+
+def epochs(bundle: Path, work: Path, smoke: bool, save: Callable[[dict[str, Any]], None],
+           skip: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The default configuration (the bundle's params.yaml with this tree's defaults): its first epochs
     timed, each run in a fresh process (epoch 1's extra time on the H200 was once per process): the
     default (cuDNN's fused attention off), its first updates profiled, the same with cuDNN's attention
@@ -122,6 +129,8 @@ def epochs(bundle: Path, work: Path, smoke: bool, save: Callable[[dict[str, Any]
              ("selected_positions", timed_epochs, replace(run_cfg, loss_positions="real", epochs=1, patience=1)),
              ("cuda_graphs", timed_epochs, graphs))  # last: its compilation may take what is left of the call
     for name, fn, c in steps:
+        if name in skip:
+            continue
         figures = fresh_process(fn, model_cfg, c, data, work / f"ckpt-{name}")
         if name == "profile":
             result["profile"] = figures
@@ -135,13 +144,26 @@ def _log_here() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
 
 
+def _die_with_parent() -> None:
+    """A spawned run ends when the process that waits for it does (Linux: the parent-death signal): a
+    part cut at its `timeout` must not leave a run holding the call's output open until the call's limit."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the run ends with its own work
+    _log_here()
+
+
 def fresh_process(fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
     """fn(*args) in a new Python process (spawned: nothing loaded, no CUDA context, no caches)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_log_here) as pool:
+                             initializer=_die_with_parent) as pool:
         return pool.submit(fn, *args).result()
 
 
@@ -276,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", type=Path, default=Path("/tmp/gpu-check"),
                    help="checkpoints and models (not brought back)")
     p.add_argument("--presets", nargs="*", default=["gpu-base"], help="presets/<name>.yaml to train in part b")
+    p.add_argument("--skip", nargs="*", default=[], choices=("tests", "mfu", *EPOCH_RUNS), metavar="STEP",
+                   help=f"steps of part a not to run: tests, mfu, or runs of {', '.join(EPOCH_RUNS)}")
     p.add_argument("--smoke", action="store_true", help="tiny model, a few updates, any device")
     args = p.parse_args(argv)
     _log_here()
@@ -285,10 +309,13 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"gpu_device: no bundle at {args.bundle}: build it here first with `make gpu-check`")
     args.out.mkdir(parents=True, exist_ok=True)
     if "a" in args.part:
-        write_json(args.out / "gpu_tests.json", {"device": device_name(), "torch": torch.__version__,
-                                                 "cuda_tests": cuda_tests(args.out)})
-        mfu(args.out, args.smoke)
-        epochs(args.bundle, args.work, args.smoke, lambda r: write_json(args.out / "gpu_epochs.json", r))
+        if "tests" not in args.skip:
+            write_json(args.out / "gpu_tests.json", {"device": device_name(), "torch": torch.__version__,
+                                                     "cuda_tests": cuda_tests(args.out)})
+        if "mfu" not in args.skip:
+            mfu(args.out, args.smoke)
+        epochs(args.bundle, args.work, args.smoke, lambda r: write_json(args.out / "gpu_epochs.json", r),
+               frozenset(args.skip))
     if "b" in args.part:
         presets(args.bundle, args.out, args.work, args.smoke, args.presets,
                 lambda r: write_json(args.out / "gpu_presets.json", r))

@@ -208,8 +208,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.profile_steps else []
     for row in top_ops[:8]:
         print(f"  {row['share']:6.1%} {row['self_ms']:9.1f} ms  {row['name'][:70]}", flush=True)
-    largest = largest_batch(cfg, device, args.length, args.vocab_size, args.max_tokens, args.largest_limit)
-    print(f"largest target-token batch that fits (doubling from {args.max_tokens}): {largest}", flush=True)
+    largest = largest_batch(cfg, device, args.length, args.vocab_size, args.max_tokens, args.largest_limit) \
+        if args.largest_limit else None
+    if largest is not None:
+        print(f"largest target-token batch that fits (doubling from {args.max_tokens}): {largest}", flush=True)
     results = {"device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu",
                "torch": torch.__version__, "model": {k: getattr(cfg, k) for k in ("n_layers", "d_model", "n_heads",
                                                                                    "d_ff")},

@@ -93,6 +93,32 @@ def test_the_bundle_runs_the_device_half_without_the_pipeline_packages(tmp_path:
          f"gpu_translations.{preset['translations']}"])
 
 
+@pytest.mark.slow
+def test_skip_leaves_out_the_steps_already_measured(tmp_path: Path) -> None:
+    """`--skip` (a lease is too short for part a whole): only what is still to measure runs and is written."""
+    bundle = tmp_path / "bundle"
+    built = run(["bench.gpu_check", "bundle", "--data", str(tiny_data(tmp_path / "data")), "--out", str(bundle),
+                 "--test-set", "val"])
+    assert built.returncode == 0, built.stderr
+    out = tmp_path / "out"
+    device = run(["bench.gpu_device", "--part", "a", "--smoke", "--bundle", str(bundle), "--out", str(out),
+                  "--work", str(tmp_path / "work"), "--skip", "tests", "mfu", "default", "profile", "cudnn_attention"])
+    assert device.returncode == 0, device.stdout[-3000:] + device.stderr[-3000:]
+    assert sorted(p.name for p in out.iterdir()) == ["gpu_epochs.json"]
+    epochs = json.loads((out / "gpu_epochs.json").read_text())
+    assert set(epochs["runs"]) == {"selected_positions", "cuda_graphs"} and "profile" not in epochs
+    wrong = run(["bench.gpu_device", "--part", "a", "--smoke", "--bundle", str(bundle), "--out", str(out),
+                 "--skip", "cuda-graphs"])
+    assert wrong.returncode == 2 and "invalid choice: 'cuda-graphs'" in wrong.stderr
+
+
+def test_the_makefile_names_every_run_of_part_a() -> None:
+    from bench.gpu_device import EPOCH_RUNS
+
+    line = next(s for s in (ROOT / "Makefile").read_text().splitlines() if s.startswith("GPU_RUNS :="))
+    assert tuple(line.split(":=")[1].split()) == EPOCH_RUNS
+
+
 def test_a_bundle_without_the_data_stages_says_which_command_makes_them(tmp_path: Path) -> None:
     built = run(["bench.gpu_check", "bundle", "--data", str(tmp_path / "nothing"), "--out", str(tmp_path / "b")])
     assert built.returncode == 1 and "dvc repro binarize" in built.stderr and "Traceback" not in built.stderr
