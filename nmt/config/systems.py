@@ -27,7 +27,7 @@ SELECT = ("all", "consensus", "top_k")  # how targets are chosen per line (nmt.d
 SEGMENTS = ("all", "suite", "general")  # which lines: every one, those without a reference, those with one
 NO_REFERENCE = "NO TRANSLATION AVAILABLE"  # what WMT23's reference files hold for the test-suite lines
 _OPTIONS = {"reference": str, "no_reference": str, "select": str, "top_k": int, "segments": str,
-            "max_per_template": int, "split_sentences": bool}
+            "max_per_template": int, "split_sentences": bool, "max_words_whole": int}
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,7 @@ class SystemsSource:
     segments: str = "all"  # all | suite: lines without a reference | general: lines with one (needs `reference`)
     max_per_template: int = 0  # keep at most this many lines per source template (0: all; nmt.data.systems)
     split_sentences: bool = True  # a multi-sentence segment becomes one pair per sentence where both sides agree
+    max_words_whole: int = 0  # a segment kept whole with a side over this many words is left out (0: kept; dev)
 
     def __post_init__(self) -> None:
         require(self.format in SYSTEM_FORMATS, "format", f"{self.format!r} is not one of {', '.join(SYSTEM_FORMATS)}")
@@ -57,6 +58,7 @@ class SystemsSource:
         require(self.select != "top_k" or self.top_k < len(self.targets), "top_k",
                 f"must be less than the {len(self.targets)} outputs (select: all keeps every one)")
         require(self.max_per_template >= 0, "max_per_template", "must be >= 0 (0: no thinning)")
+        require(self.max_words_whole >= 0, "max_words_whole", "must be >= 0 (0: whole segments kept at any length)")
         require(self.segments == "all" or self.reference is not None or self.format == "references", "segments",
                 f"segments: {self.segments} needs `reference` (the file that says which lines have one)")
         if self.format == "references":

@@ -13,7 +13,8 @@ test-suite lines (WMT23's reference files read `NO TRANSLATION AVAILABLE` there)
 3. **selection** (`nmt.data.consensus.choose`): every output, the consensus output (the highest
    mean chrF against the other outputs: a cheap MBR) or the `top_k` by that score;
 4. **sentences** (`nmt.data.sentences.aligned_sentences`): each (source, output) pair becomes a pair per
-   sentence where both sides split into the same number of sentences, else stays whole.
+   sentence where both sides split into the same number of sentences, else stays whole (left out where
+   a side has over `max_words_whole` words: dev sets are copied as published, with no length rule).
 
 `format: references` reads the source with the human references of the lines that have them
 (a pair per reference file, the same sentence splitting): the general test as dev, or as training.
@@ -55,6 +56,7 @@ SPLIT = "segment pairs split into sentences"
 WHOLE = "segment pairs kept whole (sentence counts differ)"
 SENTENCE_PAIRS = "sentence pairs from split segments"
 OUTPUTS_WHOLE = "segment pairs read whole (split_sentences: false)"
+TOO_LONG = "segment pairs kept whole left out (a side over max_words_whole)"
 
 
 def template(text: str) -> str:
@@ -114,6 +116,9 @@ def _pairs(spec: SystemsSource, folder: Path, notes: Counter) -> Iterator[Pair]:
             notes[OUTPUTS] += 1
             pieces = aligned_sentences(source, targets[i]) if spec.split_sentences else None
             if pieces is None:
+                if spec.max_words_whole and max(len(source.split()), len(targets[i].split())) > spec.max_words_whole:
+                    notes[TOO_LONG] += 1
+                    continue
                 notes[WHOLE if spec.split_sentences else OUTPUTS_WHOLE] += 1
                 pieces = [(source.strip(), targets[i].strip())]
             elif len(pieces) > 1:

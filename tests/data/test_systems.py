@@ -54,6 +54,19 @@ def test_without_splitting_a_segment_is_one_pair(folder: Path) -> None:
     assert read(folder, split_sentences=False)[:3] == [(SRC[0], HYPS[s][0]) for s in "ABC"]
 
 
+def test_max_words_whole_leaves_out_a_long_segment_that_stays_whole(folder: Path) -> None:
+    """A paragraph whose sides split into different sentence counts stays whole; over the limit it is
+    left out (dev sets are copied with no length rule, and the tokenize gate bounds every split)."""
+    words = max(len(SRC[0].split()), len(HYPS["C"][0].split()))
+    notes: Counter = Counter()
+    kept = read(folder, notes=notes, max_words_whole=words)
+    assert (SRC[0], HYPS["C"][0]) in kept and notes[systems.TOO_LONG] == 0
+    notes = Counter()
+    short = read(folder, notes=notes, max_words_whole=words - 1)
+    assert (SRC[0], HYPS["C"][0]) not in short and notes[systems.TOO_LONG] == 1 and notes[systems.WHOLE] == 0
+    assert len(short) == len(kept) - 1  # the split segments and the short lines stay
+
+
 def test_consensus_keeps_one_output_a_line_the_one_the_others_agree_with(folder: Path) -> None:
     pairs = read(folder, select="consensus", split_sentences=False)
     best = [max("ABC", key=lambda s: consensus_scores([HYPS[x][i] for x in "ABC"])["ABC".index(s)]) for i in range(5)]
@@ -131,6 +144,7 @@ def test_a_corpus_declares_a_systems_split_and_source_chunks_reads_it(folder: Pa
      r"one language with one file .* and the other with a list"),
     ({"format": "systems", **entry(), "max_per_templat": 1}, r"unknown keys \['max_per_templat'\]"),
     ({"format": "systems", **entry(split_sentences="yes")}, r"wmt\.split_sentences: expected bool"),
+    ({"format": "systems", **entry(max_words_whole=-1)}, r"wmt\.max_words_whole: must be >= 0"),
 ])
 def test_a_bad_systems_split_is_refused_naming_the_key(split: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):

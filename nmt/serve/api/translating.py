@@ -26,11 +26,12 @@ from nmt.serve.engine.jobs import Job
 from nmt.serve.engine.package import Engine, Model
 from nmt.serve.engine.router import Detected
 from nmt.serve.engine.sentences import Segmented
-from nmt.serve.engine.termswap import TermMasked, mask_sentences, restore_all, to_model
+from nmt.serve.engine.termswap import TermMasked, to_model
 from nmt.serve.markup.align import thread_aligner
 from nmt.serve.markup.html import HtmlDocument
 from nmt.serve.markup.inline import Unit
-from nmt.serve.markup.pairs import PairRange, align_pairs, has_pairs, plain_text, with_pairs
+from nmt.serve.markup.pairs import with_pairs
+from nmt.serve.markup.unitpath import Plain, model_texts, plain_texts, put_pairs, split_and_mask, terms_restored
 
 
 @dataclass(frozen=True)
@@ -79,17 +80,6 @@ async def wait(request: Request, job: Job, timeout_s: float, whole_s: float | No
     raise request_timeout(timeout_s if whole_s is None else whole_s)
 
 
-def _split_and_mask(state: ServeState, texts: list[str], langs: list[str],
-                    glossaries: Sequence[Glossary | None] | None) -> tuple[list[Segmented], list[TermMasked | None]]:
-    """On the text thread, never the event loop: the texts cut into sentences, and each sentence's
-    glossary terms masked (None where it has no term or span to keep)."""
-    segmented = state.split(texts, langs)
-    masks: list[TermMasked | None] = []
-    for seg, glossary in zip(segmented, glossaries or [None] * len(texts)):
-        masks += mask_sentences(seg.sentences, glossary)
-    return segmented, masks
-
-
 def alternative_texts(seg: Segmented, hyps: list[list[str]], wanted: int) -> list[str]:
     """Up to `wanted` other translations of a text: the j-th takes each sentence's j-th hypothesis
     (its best where it has fewer), as LibreTranslate combines a text's alternatives; only texts
@@ -128,7 +118,7 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
     deadline = deadline_of(state) if deadline is None else deadline
     state.batcher.check_room(min(cfg.max_sentences, sum(1 for t in texts if t.strip())), admitted)  # a text: a sentence
     with state.batcher.expecting() as arrival:  # until its first part is queued, a filling batch waits a little
-        segmented, masks = await loop.run_in_executor(state.text_pool, _split_and_mask, state, texts,
+        segmented, masks = await loop.run_in_executor(state.text_pool, split_and_mask, state.split, texts,
                                                       [e.current.languages[0] for e in engines], glossaries)
         sentences = to_model([s for seg in segmented for s in seg.sentences], masks)
         routes = [e for seg, e in zip(segmented, engines) for _ in seg.sentences]
@@ -160,7 +150,7 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
 def _joined(segmented: list[Segmented], translated: list[Output], masks: list[TermMasked | None], alternatives: int,
             generation: int) -> Texts:
     """Each text's translation, alternatives and confidence from its sentences' outputs (terms restored)."""
-    translated = [o if m is None else replace(o, texts=restore_all(o.texts, m)) for o, m in zip(translated, masks)]
+    translated = terms_restored(translated, masks)
     out, alts, confidence, best, start = [], [], [], [], 0
     for seg in segmented:
         outputs = translated[start:start + len(seg)]  # per sentence
@@ -182,8 +172,9 @@ async def translate_units(request: Request, state: ServeState, units: Sequence[U
     model's own alignment says (`nmt.serve.markup.pairs`); a CTranslate2 folder's units keep them as placeholders.
     The translations are the units' masked texts, for `Unit.restore()`."""
     models = [e.current for e in routes]  # the models that translate them align them, a reload meanwhile or not
-    plains = await asyncio.get_running_loop().run_in_executor(state.text_pool, _plains, units, models)
-    done = await translate_texts(request, state, [t if p is None else p[0] for t, p in zip(texts, plains)], routes,
+    plains = await asyncio.get_running_loop().run_in_executor(state.text_pool, plain_texts, units,
+                                                              [m.engine == "onnx" for m in models])
+    done = await translate_texts(request, state, model_texts(texts, plains), routes,
                                  alternatives, chunked=chunked, watched=watched, glossaries=glossaries,
                                  admitted=admitted, deadline=deadline)
     if not any(p is not None for p in plains):
@@ -223,19 +214,10 @@ async def translate_html(request: Request, state: ServeState, docs: list[HtmlDoc
     return Texts(texts, alts, confidence, done.generation)
 
 
-def _plains(units: Sequence[Unit | None], models: list[Model]) -> list[tuple[str, list[PairRange]] | None]:
-    """On the text thread: each unit's text without its tag pairs (an ONNX package's units with pairs)."""
-    return [plain_text(u) if u is not None and m.engine == "onnx" and has_pairs(u) else None
-            for u, m in zip(units, models)]
-
-
-def _aligned(units: Sequence[Unit | None], plains: list[tuple[str, list[PairRange]] | None], models: list[Model],
-             done: Texts) -> list[str]:
+def _aligned(units: Sequence[Unit | None], plains: list[Plain | None], models: list[Model], done: Texts) -> list[str]:
     """Each unit's translation with its pairs' placeholders written in by alignment (on the align thread)."""
     out = list(done.texts)
     for i, (unit, plain, model) in enumerate(zip(units, plains, models)):
         if unit is not None and plain is not None:
-            aligner = thread_aligner(model)
-            found = {} if aligner is None else align_pairs(aligner, done.segmented[i], done.best[i], plain[1])
-            out[i] = with_pairs(unit, plain[0], done.texts[i], plain[1], found)
+            out[i] = put_pairs(unit, plain, done.segmented[i], done.best[i], done.texts[i], thread_aligner(model))
     return out
