@@ -1,4 +1,4 @@
-"""The validate stage with the cleaning and decontamination steps, as the corpus grows (issue 38).
+"""The validate stage with the cleaning and decontamination steps, as the corpus grows.
 
 Runs the validate stage (as general/dvc.yaml runs it) on a mix whose train source is bench/scale.py's
 synthetic corpus (`bench/common/corpus.py`) at `--factors` times Multi30k (every pair two Multi30k

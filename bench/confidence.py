@@ -1,4 +1,4 @@
-"""What the server's per-translation `confidence` says about quality (issue 40, item 4).
+"""What the server's per-translation `confidence` says about quality.
 
 The confidence of a translation is the geometric mean of the probabilities the model gave the
 tokens it chose (`nmt.decode.hypotheses.Hypothesis.confidence`, 0-1), read off the search at no

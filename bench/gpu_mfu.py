@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         args.steps, args.warmup, args.peak_size, args.peak_repeats, args.largest_limit = 2, 1, 256, 2, 512
         args.sweep, args.profile_steps, args.loss_chunk = [512], 1, 64
     elif device.type != "cuda":
-        raise SystemExit("no CUDA device here: run this on a lent GPU (issue 43), or --smoke to try its steps")
+        raise SystemExit("no CUDA device here: run this on a lent GPU, or --smoke to try its steps")
     peak = matmul_peak(device, args.peak_size, args.peak_repeats)
     sentences = max(1, args.max_tokens // args.length)
     print(f"{torch.cuda.get_device_name() if device.type == 'cuda' else 'CPU'}: matmul peak {peak / 1e12:.1f} "

@@ -1,4 +1,4 @@
-"""`format: html` measured (issue 42, item 1): do inline tags land on the right words, and what do they cost?
+"""`format: html` measured: do inline tags land on the right words, and what do they cost?
 
 A tagged test set is built from a test set's source and reference lines by a stated rule, never by
 hand: a source word is wrapped in `<b data-w="k">...</b>` when its translation in the reference is

@@ -1,4 +1,4 @@
-"""Moses-escaped training text: detokenize it, or filter it out? A short proxy training (issue 38).
+"""Moses-escaped training text: detokenize it, or filter it out? A short proxy training.
 
 The OpenNMT sample in the general mix is Moses-tokenized and XML-escaped (`Parliament &apos;s`).
 Its variants, each trained the same number of updates from scratch, on the general mix with

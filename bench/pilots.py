@@ -1,4 +1,4 @@
-"""Which model size fits the general configuration's training budget: short pilot runs on dev (issue 39).
+"""Which model size fits the general configuration's training budget: short pilot runs on dev.
 
 Each candidate (depth and width; the rest of general/params.yaml as it is) trains from scratch
 for the same number of updates (`--updates`) on the general mix's de-en data (the general

@@ -1,4 +1,4 @@
-"""How the data stages and the train stage's start-up grow with the corpus (issue 29).
+"""How the data stages and the train stage's start-up grow with the corpus.
 
 Builds synthetic corpora (`bench/common/corpus.py`) from the Multi30k training split at
 `--factors` times its size (default 1, 8, 32, 155: 155x is WMT14 de-en's 4.5M pairs): every

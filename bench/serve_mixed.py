@@ -1,4 +1,4 @@
-"""`nmt serve` with both directions in one process, under mixed traffic (issue 40, item 1).
+"""`nmt serve` with both directions in one process, under mixed traffic.
 
 Loopback only, bounded in requests and time; the client, server process and steps are
 bench/serve_load.py's (`bench/common/load.py`, `bench/common/server.py`). The offline baseline

@@ -1,4 +1,4 @@
-"""Terminology measured (issue 42, item 3): does a glossary's target term reach the output, and at what cost?
+"""Terminology measured: does a glossary's target term reach the output, and at what cost?
 
 The term set is built from the test sets by a stated rule, never by hand, from the bilingual
 dictionary the data stages use (Ding's de-en, `/usr/share/trans/de-en`; `nmt.data.lexicon`):

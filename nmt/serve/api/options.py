@@ -42,20 +42,17 @@ class ServeConfig:
     # TCP port
     port: int = knob(5000, "TCP port (LibreTranslate's default)")
     # decoders side by side, each on its own inference thread with its own per-batch state; 0: one per core
-    # measured (docs/serving.md, bench/results/serve.json): 2 decoders x 1 thread serve ~1.1-1.3x the
-    # sentences/s of 1 x 2 at 2-64 clients on 2 cores, but as the default (a full load test)
-    # a lone request ran on one core (p50 +9.0 ms over offline batch 1, 7.0 allowed), the mean batch at
-    # 32 clients fell to 12.9 (>= 16 asked) and RSS under 2x overload grew 1.52x: one decoder by default
+    # one by default: two decoders serve a little more under load, but a lone request then runs on one
+    # core, batches stay smaller and memory grows under overload (docs/serving.md: the measured trade)
     decoders: int = knob(1, "decoders side by side, each on its own inference thread, all fed by the one queue "
                             "(0: one per CPU core)")
     # ONNX Runtime intra-op threads (CTranslate2: intra threads) of each decoder; 0: the cores shared out
     threads: int = knob(0, "CPU threads inside each decoder (0: the CPU cores shared out among the decoders)")
     # most sentences decoded together
-    # measured (docs/serving.md, bench/results/serve.json): 32 serves as many sentences/s as 64 at beam 16
-    # and holds half the memory under overload (a batch of 64 is 1024 beam rows)
+    # 32 serves as many sentences/s as 64 at beam 16 with half the memory under overload (docs/serving.md)
     max_batch: int = knob(32, "most sentences decoded together in one batch")
     # how long a batch waits for more sentences after its first arrived
-    # measured: 2 ms keeps a lone client's latency lowest and still fills batches under load
+    # short: a lone client's latency stays lowest and batches still fill under load (docs/serving.md)
     max_wait_ms: float = knob(2.0, "how long the first queued sentence waits for others to join its batch, ms")
     # queued sentences; a request whose sentences do not all fit is answered 503 at once
     max_queue: int = knob(512, "sentences the queue holds; a request that does not fit gets 503 with Retry-After")
