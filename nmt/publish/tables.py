@@ -49,6 +49,8 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
 GENERAL_BLOCKS: dict[str, Callable[[Sources], str]] = {
     "general-results": general.results,
     "general-packages": general.packages,
+    "general-peers": general.peers,
+    "general-rounds": general.rounds,
 }
 
 __all__ = ["BLOCKS", "GENERAL_BLOCKS", "Sources"]
