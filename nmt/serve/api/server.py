@@ -31,7 +31,7 @@ from nmt.serve.api.filestore import FileStore
 from nmt.serve.api.limits import KeyCheck, load_keys
 from nmt.serve.api.options import ServeConfig
 from nmt.serve.api.routes import build_app
-from nmt.serve.api.state import ServeState
+from nmt.serve.api.state import ServeState, settle_heap
 from nmt.serve.api.watch import Watch
 from nmt.serve.engine.batcher import Batcher
 from nmt.serve.engine.glossary import Glossary
@@ -178,6 +178,7 @@ def serve(config: ServeConfig) -> None:
     """Check everything, then serve until drained (SIGTERM) or stopped."""
     models = load_models(config)
     state = make_state(config, models)
+    settle_heap()
     sock = bind(config.host, config.port)
     host, port = sock.getsockname()[:2]
     log.info("serving %s on http://%s:%d; /readyz answers 200 once warmed up",

@@ -5,6 +5,7 @@ the keys, the traffic watch; readiness and draining; reloading one package or al
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +28,15 @@ from nmt.serve.engine.sentences import Segmented, SentenceSplitter
 from nmt.serve.observe.metrics import Metrics
 
 log = logging.getLogger("nmt.serve")
+
+
+def settle_heap() -> None:
+    """What was loaded (sessions, vocabularies, caches) collected once and frozen out of the cycle
+    collector's full passes: a full pass that a large document's objects set off while it is parsed then
+    walks the request's objects only, holding the GIL (and every other request, /livez's too) that much
+    less. Called once the models are loaded (`nmt.serve.api.server.serve`) and after each reload."""
+    gc.collect()
+    gc.freeze()
 
 
 @dataclass
@@ -107,4 +117,5 @@ class ServeState:
             log.error("reload refused, still serving %s: %s", ", ".join(str(m.path) for m in self.router.models()), exc)
             raise
         self.metrics.reloads.labels("ok").inc()
+        await loop.run_in_executor(None, settle_heap)
         return described
