@@ -45,8 +45,9 @@ def test_the_peers_block_puts_ours_beside_the_published_and_names_what_is_missin
     bench.mkdir()
     (bench / "peers_published.json").write_bytes((ROOT / "bench/results/peers_published.json").read_bytes())
     (reports / "general" / "de-en").mkdir(parents=True)
-    (reports / "general" / "de-en" / "metrics.json").write_text(json.dumps(
-        {"newstest2014": {"sacrebleu": 17.25}, "newstest2019": {"sacrebleu": 19.0}, "tatoeba_test": {"sacrebleu": 41.0}}))
+    scores = {"newstest2014": 17.25, "newstest2019": 19.0, "tatoeba_test": 41.0}
+    (reports / "general" / "de-en" / "metrics.json").write_text(
+        json.dumps({name: {"sacrebleu": bleu} for name, bleu in scores.items()}))
     text = peers(Sources(reports, bench))
     assert "| de-en | `newstest2014` | **17.2** | 34.0 | 33.5 | 35.7 | 30.0 |" in text
     assert "| en-de | `newstest2019` | not trained yet |" in text  # no en-de report here
