@@ -145,6 +145,7 @@ gpu-check: install
 	@echo '  run(command="timeout -k 10 450 python3 -m bench.gpu_device --part a --skip tests --bundle .gpu --out $$OUT", timeout_s=480)'
 	@echo '  run(command="timeout -k 10 400 python3 -m bench.gpu_device --part ab --skip mfu $(GPU_RUNS) --bundle .gpu --out $$OUT", timeout_s=430)'
 	@echo 'after each: $(BIN)/python -m bench.gpu_check collect --from <files_at>; give_back at the end'
+	@echo 'part c (a lease of its own): bundle with --general de-en, then run(command="timeout -k 10 540 python3 -m bench.gpu_device --part c --bundle .gpu --out $$OUT", timeout_s=570)'
 
 clean-venv:
 	rm -rf $(VENV)

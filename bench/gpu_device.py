@@ -15,12 +15,15 @@ Two parts, each under six minutes on one H100/H200, so both fit one lease on one
      (`python -m nmt.train.stage`), then scored on the device (sacreBLEU with its signature and
      chrF on the bundle's test set, from its spaCy tokens: the image has no spaCy)
                                                                    -> gpu_presets.json, <preset>.<set>.<lang>
+  c  the general presets (presets/gpu-general-*.yaml) on each general corpus the bundle carries
+     (`bench.gpu_check bundle --general DIRECTION`): trained as in b, scored on every test set of the
+     direction, the blind sources translated          -> gpu_general.json, gpu_general_translations.json
 
 Only torch, numpy, PyYAML, tqdm, matplotlib and sacrebleu are needed (the GPU image's); DVCLive,
 spaCy, DVC and Prefect are not. `--smoke` runs the same steps on any device with a tiny model and a
 few updates (the test suite runs it on the CPU).
 
-    python -m bench.gpu_device --part a|b|ab --bundle .gpu --out "$OUT" [--skip STEP ...] [--smoke]
+    python -m bench.gpu_device --part a|b|ab|c --bundle .gpu --out "$OUT" [--skip STEP ...] [--smoke]
 
 `--skip` leaves out steps already measured (tests, mfu, or a run of part a by name), so that one lease
 can go to what is still unmeasured: part a whole needs more than its 300 s (the CUDA tests alone 71 s).
@@ -217,13 +220,16 @@ def pretokenized(tokens_file: Path, raw_file: Path):
 
 
 def presets(bundle: Path, out: Path, work: Path, smoke: bool, names: list[str],
-            save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """Each preset trained by the train stage as it is, then scored on the bundle's test set; `save` is
-    called with the figures so far after each training and each score."""
-    data = bundle / "multi30k"
+            save: Callable[[dict[str, Any]], None], corpus: str = "multi30k") -> dict[str, Any]:
+    """Each preset trained by the train stage as it is on the bundle's `corpus`, then scored on each of its
+    test sets and its blind sources translated; `save` is called with the figures so far after each
+    training and each score. Multi30k's one test set is written to a file of its own (part b); a general
+    corpus's translations go into one JSON (part c: the device brings back at most 8 files)."""
+    data = bundle / corpus
     manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    mine = manifest.get("corpora", {}).get(corpus, {"test_sets": [manifest["test_set"]]})
     params = yaml.safe_load((data / "params.yaml").read_text(encoding="utf-8"))
-    results: dict[str, Any] = {"device": device_name(), "torch": torch.__version__, "presets": {}}
+    results: dict[str, Any] = {"device": device_name(), "torch": torch.__version__, "corpus": corpus, "presets": {}}
     for name in names:
         preset = yaml.safe_load((PRESETS / f"{name}.yaml").read_text(encoding="utf-8"))
         extra = [TINY, {"train": {"epochs": 1, "max_steps": 4, "average_last": 1}}] if smoke else []
@@ -246,18 +252,31 @@ def presets(bundle: Path, out: Path, work: Path, smoke: bool, names: list[str],
         print("\n".join(tail[-15:]), flush=True)
         entry: dict[str, Any] = {"train_s": seconds, "exit": proc.returncode, "params": preset}
         results["presets"][name] = entry
-        if proc.returncode == 0:
-            entry["train"] = json.loads((run_dir / "reports" / "train.json").read_text(encoding="utf-8")).get("stats")
-            save(results)
-            entry.update(score(model, data, params["evaluate"], manifest["test_set"], out / name, smoke))
-        else:
+        if proc.returncode != 0:
             entry["error"] = tail[-1:] or ["(no output)"]
+            save(results)
+            continue
+        entry["train"] = json.loads((run_dir / "reports" / "train.json").read_text(encoding="utf-8")).get("stats")
+        save(results)
+        if corpus == "multi30k":
+            figures, hyps = score(model, data, params["evaluate"], mine["test_sets"][0], smoke)
+            written = out / f"{name}.{figures['test_set']}.{figures['lang']}"
+            written.write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
+            entry.update(figures, translations=written.name)
+        else:
+            translations: dict[str, list[str]] = {}
+            for test_set in [*mine["test_sets"], *mine.get("blind", [])]:
+                figures, translations[test_set] = score(model, data, params["evaluate"], test_set, smoke)
+                entry.setdefault("scores" if "sacrebleu" in figures else "blind", {})[test_set] = figures
+                write_json(out / "gpu_general_translations.json", {"preset": name, "translations": translations})
+                save(results)
         save(results)
     return results
 
 
-def score(model: Path, data: Path, evaluate: dict[str, Any], test_set: str, prefix: Path, smoke: bool) -> dict:
-    """Translate the test set with the evaluate stage's decoding and score it (sacreBLEU, chrF)."""
+def score(model: Path, data: Path, evaluate: dict[str, Any], test_set: str, smoke: bool) -> tuple[dict, list[str]]:
+    """Translate a split with the evaluate stage's decoding; score it (sacreBLEU, chrF) where it has a
+    reference (a blind split has none). Returns the figures and the translations."""
     from sacrebleu.metrics import BLEU, CHRF
 
     from nmt.config.evaluate import Decoding
@@ -268,9 +287,10 @@ def score(model: Path, data: Path, evaluate: dict[str, Any], test_set: str, pref
     state = torch.load(model, map_location="cpu", weights_only=True)
     src, tgt = state["text"]["src_lang"], state["text"]["tgt_lang"]
     sources = read_lines(split_file(data / "validated", test_set, src))
-    references = read_lines(split_file(data / "validated", test_set, tgt))
+    ref_file = split_file(data / "validated", test_set, tgt)
+    references = read_lines(ref_file) if ref_file.is_file() else None
     if smoke:
-        sources, references = sources[:16], references[:16]
+        sources, references = sources[:16], None if references is None else references[:16]
     decoding = Decoding(beam_size=1 if smoke else evaluate["beam_size"], alpha=evaluate["alpha"],
                         max_extra=evaluate["max_extra"])
     tokenize = pretokenized(split_file(data / "tokens", test_set, src, SUFFIX),
@@ -279,25 +299,28 @@ def score(model: Path, data: Path, evaluate: dict[str, Any], test_set: str, pref
     started = time.perf_counter()
     searched = translator.search(sources)
     hyps = [translator.detokenizer(translator.vocabs.output_tokens(r[1])) if r else "" for r in searched]
-    seconds = time.perf_counter() - started
-    out = prefix.with_name(f"{prefix.name}.{test_set}.{tgt}")
-    out.write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
-    bleu, chrf = BLEU(), CHRF()
-    b, c = bleu.corpus_score(hyps, [references]), chrf.corpus_score(hyps, [references])
-    return {"test_set": test_set, "sentences": len(hyps), "sacrebleu": round(b.score, 2),
-            "sacrebleu_signature": str(bleu.get_signature()), "chrf": round(c.score, 2),
-            "decoding": {"beam_size": decoding.beam_size, "alpha": decoding.alpha}, "decode_s": seconds,
-            "translations": out.name}
+    figures: dict[str, Any] = {"test_set": test_set, "lang": tgt, "sentences": len(hyps),
+                               "decoding": {"beam_size": decoding.beam_size, "alpha": decoding.alpha},
+                               "decode_s": time.perf_counter() - started}
+    if references is not None:
+        bleu, chrf = BLEU(), CHRF()
+        b, c = bleu.corpus_score(hyps, [references]), chrf.corpus_score(hyps, [references])
+        figures.update(sacrebleu=round(b.score, 2), sacrebleu_signature=str(bleu.get_signature()),
+                       chrf=round(c.score, 2))
+    return figures, hyps
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--part", choices=("a", "b", "ab"), default="ab", help="a: tests, MFU, epochs; b: presets")
+    p.add_argument("--part", choices=("a", "b", "ab", "c"), default="ab",
+                   help="a: tests, MFU, epochs; b: presets; c: the general presets on the bundle's general corpora")
     p.add_argument("--bundle", type=Path, default=ROOT / ".gpu", help="the bundle folder (default .gpu)")
     p.add_argument("--out", type=Path, required=True, help="where the figures go ($OUT on the device)")
     p.add_argument("--work", type=Path, default=Path("/tmp/gpu-check"),
                    help="checkpoints and models (not brought back)")
     p.add_argument("--presets", nargs="*", default=["gpu-base"], help="presets/<name>.yaml to train in part b")
+    p.add_argument("--general-presets", nargs="*", default=["gpu-general-base"],
+                   help="presets/<name>.yaml to train in part c, on each general corpus of the bundle")
     p.add_argument("--skip", nargs="*", default=[], choices=("tests", "mfu", *EPOCH_RUNS), metavar="STEP",
                    help=f"steps of part a not to run: tests, mfu, or runs of {', '.join(EPOCH_RUNS)}")
     p.add_argument("--smoke", action="store_true", help="tiny model, a few updates, any device")
@@ -319,6 +342,15 @@ def main(argv: list[str] | None = None) -> int:
     if "b" in args.part:
         presets(args.bundle, args.out, args.work, args.smoke, args.presets,
                 lambda r: write_json(args.out / "gpu_presets.json", r))
+    if args.part == "c":
+        manifest = json.loads((args.bundle / "manifest.json").read_text(encoding="utf-8"))
+        general = [c for c in manifest.get("corpora", {}) if c.startswith("general-")]
+        if not general:
+            raise SystemExit("gpu_device: the bundle has no general corpus: build it with "
+                             "`python -m bench.gpu_check bundle --general de-en`")
+        for corpus in general:  # one direction a call fits: bundle one at a time
+            presets(args.bundle, args.out, args.work, args.smoke, args.general_presets,
+                    lambda r: write_json(args.out / "gpu_general.json", r), corpus=corpus)
     return 0
 
 

@@ -55,6 +55,22 @@ def _preset_rows(p: dict[str, Any], label: str) -> list[list[str]]:
     return rows
 
 
+def general_rows(g: dict[str, Any]) -> list[list[str]]:
+    """Part c: each general preset trained and scored on the device, every test set of its direction."""
+    rows = []
+    for name, entry in g["presets"].items():
+        if entry.get("exit") != 0:
+            error = " ".join(entry.get("error", []))[:160]
+            rows.append([f"`{name}` on {g['corpus']}", f"failed after {entry['train_s'] / 60:.1f} min: {error}", ""])
+            continue
+        t = entry["train"]
+        scores = ", ".join(f"{k} {v['sacrebleu']:.2f}" for k, v in entry.get("scores", {}).items())
+        rows.append([f"`{name}` on {g['corpus']}: {t['epochs']} epochs, {t['updates']:,} updates, trained in",
+                     f"{entry['train_s'] / 60:.1f} min; sacreBLEU {scores}; {len(entry.get('blind', {}))} blind "
+                     "sets translated", "trained and scored on the device"])
+    return rows
+
+
 def gpu_check(s: Sources) -> str:
     if not (s.bench / "gpu_tests.json").is_file():
         return not_yet("gpu_tests", COMMAND)
@@ -71,6 +87,9 @@ def gpu_check(s: Sources) -> str:
         if (s.bench / f"{name}.json").is_file():
             rows += _preset_rows(s.result(name), label)
             sources.append(name)
+    if (s.bench / "gpu_general.json").is_file():
+        rows += general_rows(s.result("gpu_general"))
+        sources.append("gpu_general")
     out = [table(["what", "measured", "target"], rows, "lll")]
     if epochs and epochs.get("profile"):
         prof = epochs["profile"]

@@ -119,6 +119,59 @@ def test_the_makefile_names_every_run_of_part_a() -> None:
     assert tuple(line.split(":=")[1].split()) == EPOCH_RUNS
 
 
+@pytest.mark.slow
+def test_part_c_trains_the_general_preset_scores_every_test_set_and_translates_the_blind_sets(tmp_path: Path) -> None:
+    """The general configuration on the device: its binarised direction, test sets and blind sources
+    (tokenized here: no spaCy there) in the bundle; trained, scored and translated in one part; the blind
+    translations collected into reports/blind/gpu/, one line out per line in."""
+    data = tiny_data(tmp_path / "data")
+    general = tmp_path / "general"
+    (general / "de-en").mkdir(parents=True)
+    for name in ("vocab", "tokens", "validated"):
+        (data / name).rename(general / name)
+    (data / "bin").rename(general / "de-en" / "bin")
+    reports = tmp_path / "reports"
+    (reports / "de-en").mkdir(parents=True)
+    (reports / "de-en" / "metrics.json").write_text(json.dumps({"val": {"sacrebleu": 1.0}}))
+    blind = tmp_path / "blind"
+    blind.mkdir()
+    (blind / "de-en.1.de").write_text("Ein Hund läuft.\nZwei Männer sitzen auf einer Bank.\nEin Kind spielt.\n")
+    (blind / "en-de.1.en").write_text("A dog runs.\n")  # the other direction's: not carried
+    built = run(["bench.gpu_check", "bundle", "--data", str(tiny_data(tmp_path / "m30k")), "--out",
+                 str(tmp_path / "bundle"), "--test-set", "val", "--general", "de-en", "--general-data", str(general),
+                 "--general-reports", str(reports), "--blind", str(blind)])
+    assert built.returncode == 0, built.stderr
+    manifest = json.loads((tmp_path / "bundle" / "manifest.json").read_text())
+    assert manifest["corpora"]["general-de-en"] == {"direction": "de-en", "test_sets": ["val"],
+                                                    "blind": ["blind-de-en.1"]}
+    assert "general-de-en/tokens/blind-de-en.1.de.tsv" in manifest["sizes"]
+
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    for name in ABSENT:
+        (blocked / f"{name}.py").write_text(f"raise ImportError('{name} is not on the GPU image')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocked), str(ROOT)])}
+    out = tmp_path / "out"
+    device = run(["bench.gpu_device", "--part", "c", "--smoke", "--bundle", str(tmp_path / "bundle"), "--out",
+                  str(out), "--work", str(tmp_path / "work")], env=env)
+    assert device.returncode == 0, device.stdout[-3000:] + device.stderr[-3000:]
+    entry = json.loads((out / "gpu_general.json").read_text())["presets"]["gpu-general-base"]
+    assert entry["exit"] == 0 and entry["scores"]["val"]["sentences"] == 16 and "sacrebleu" in entry["scores"]["val"]
+    assert entry["blind"]["blind-de-en.1"]["sentences"] == 3 and "sacrebleu" not in entry["blind"]["blind-de-en.1"]
+    assert len([p for p in out.iterdir()]) <= 8
+
+    results, blind_out = tmp_path / "results", tmp_path / "reports-blind-gpu"
+    collected = run(["bench.gpu_check", "collect", "--from", str(out), "--results", str(results),
+                     "--blind-out", str(blind_out)])
+    assert collected.returncode == 0, collected.stderr
+    assert (results / "gpu_general.json").is_file() and not (results / "gpu_general_translations.json").exists()
+    assert len((blind_out / "de-en.1.en").read_text().splitlines()) == 3
+    from nmt.publish.gpu import general_rows
+
+    (row,) = general_rows(json.loads((results / "gpu_general.json").read_text()))
+    assert row[0].startswith("`gpu-general-base` on general-de-en: 1 epochs") and "sacreBLEU val " in row[1]
+
+
 def test_a_bundle_without_the_data_stages_says_which_command_makes_them(tmp_path: Path) -> None:
     built = run(["bench.gpu_check", "bundle", "--data", str(tmp_path / "nothing"), "--out", str(tmp_path / "b")])
     assert built.returncode == 1 and "dvc repro binarize" in built.stderr and "Traceback" not in built.stderr
