@@ -4,7 +4,8 @@ figures, read from the reports committed by the commit that trained it (docs/dat
 A round is `LABEL=REV`: the general pipeline's `reports/general/<direction>/metrics.json` (evaluate)
 and `validation/train.json` (train) as committed at REV, for each direction trained there. Nothing is
 decoded or trained here: a round is a committed run, so its figures stay those of that run, whatever
-the pipeline has become since.
+the pipeline has become since. A direction whose reports were last written by an earlier round's run
+(not retrained since) is left out of the later round.
 
     python -m bench.general_rounds \
         --round "round 1: Multi30k, Tatoeba 2018, WMT news 2008-2012=c9b4419" \
@@ -70,7 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         label, sep, rev = spec.rpartition("=")
         if not sep or not label or not rev:
             p.error(f"--round {spec!r}: expected LABEL=REV")
-        rounds.append(round_figures(label, rev))
+        figures = round_figures(label, rev)
+        for earlier in rounds:  # a direction not retrained since an earlier round is that round's run
+            for direction, d in earlier["directions"].items():
+                if figures["directions"].get(direction, {}).get("commit") == d["commit"]:
+                    del figures["directions"][direction]
+        rounds.append(figures)
     kwargs = {} if args.out is None else {"out_dir": args.out}
     write_result("general_rounds", {"rounds": rounds}, repeats=1, **kwargs)
     return 0

@@ -34,6 +34,13 @@ def test_a_round_is_the_reports_its_commit_holds() -> None:
         general_rounds.round_figures("before", "e14e234")  # the general pipeline did not exist yet
 
 
+@pytest.mark.skipif(not _git_has(ROUND_1), reason="a clone without the round-1 commit (shallow)")
+def test_a_direction_not_retrained_since_an_earlier_round_is_left_out_of_the_later(tmp_path: Path) -> None:
+    general_rounds.main(["--round", f"one={ROUND_1}", "--round", f"again={ROUND_1}", "--out", str(tmp_path)])
+    first, again = json.loads((tmp_path / "general_rounds.json").read_text())["results"]["rounds"]
+    assert set(first["directions"]) == {"de-en", "en-de"} and again["directions"] == {}
+
+
 def test_a_round_without_its_revision_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         general_rounds.main(["--round", "no revision"])
