@@ -68,9 +68,10 @@ def build(root: Path, mirror: Path, baseline_model: Path) -> Path:
     for name in (".dvcignore", ".gitignore", "README.md"):
         shutil.copy(ROOT / name, root / name)
     shutil.copytree(ROOT / "docs", root / "docs")
-    for name in ("reports/export.json", "reports/ctranslate2.json", "bench/results/packages.json"):
+    for name in ("reports/export.json", "reports/ctranslate2.json", "bench/results/packages.json",
+                 "bench/results/peers_published.json", "bench/results/general_rounds.json"):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / name, root / name)  # the Multi30k package's figures and the speed bench, as committed
+        shutil.copy(ROOT / name, root / name)  # the Multi30k package's figures and the benches, as committed
     (root / "models").mkdir()
     shutil.copy(baseline_model, root / "models" / "model.pt")  # the default pipeline's model, here a small one
     (root / "general").mkdir()

@@ -169,7 +169,8 @@ def test_part_c_trains_the_general_preset_scores_every_test_set_and_translates_t
     from nmt.publish.gpu import general_rows
 
     (row,) = general_rows(json.loads((results / "gpu_general.json").read_text()))
-    assert row[0].startswith("`gpu-general-base` on general-de-en: 1 epochs") and "sacreBLEU val " in row[1]
+    assert row[0].startswith("`gpu-general-base` on general-de-en: ") and "4 updates" in row[0]
+    assert "sacreBLEU val " in row[1] and "1 blind sets translated" in row[1]
 
 
 def test_a_bundle_without_the_data_stages_says_which_command_makes_them(tmp_path: Path) -> None:
