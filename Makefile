@@ -117,6 +117,7 @@ bench: install
 	NMT_DATA_MIRROR=$${NMT_DATA_MIRROR:-$(SHARED_DATA)/multi30k} $(BIN)/python -m bench.repro_compare --against 'e14e234^'
 	$(BIN)/python -m bench.serve_load --soak-s 300 --variants "--decoders 0" "--max-wait-ms 0" "--max-wait-ms 5" "--max-batch 64"
 	$(BIN)/python -m bench.serve_load --int8 --soak-s 0
+	$(BIN)/python -m bench.serve_latency --against 'f2d6f11^'  # one client: the server before its hostile-input work
 	PYTHONPATH=tests $(BIN)/python -c 'import sys, pathlib, support.onnx as o; o.shared_package(pathlib.Path(sys.argv[1]))' $(HOSTILE_PACKAGE)
 	$(BIN)/python -m bench.hostile --model $(HOSTILE_PACKAGE)/export/onnx
 	$(BIN)/python -m bench.packages

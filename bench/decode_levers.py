@@ -1,6 +1,6 @@
 """What each kept change to the ONNX package's decoding bought, measured with and without it.
 
-Issue 31 asks for one measured row per kept change. Each lever is a setting of the runtime that
+One measured row per kept change of the decoding. Each lever is a setting of the runtime that
 this bench can turn back off; for every decoding (greedy, beam 4 / length penalty 1.0, the
 shipped beam 16 / 2.2) and precision (fp32, int8), the package (`models/onnx`, `OnnxTranslator`,
 1 thread: per-thread efficiency is what a lever is for) translates the test set without the

@@ -1,7 +1,7 @@
 """`make repro`'s stages up to training, this checkout against an earlier commit, side by side on one host.
 
-Issue 29 asks that the pipeline's new stages (binarize, the memory-mapped training set) leave
-`make repro` on Multi30k within 10% of its wall time before them. A full repro is ~40 minutes a
+Whether the pipeline's later stages (binarize, the memory-mapped training set) left `make repro`
+on Multi30k within 10% of its wall time before them. A full repro is ~40 minutes a
 side on 2 cores, nearly all of it training updates; so this bench runs, for each checkout, every
 stage of its own `dvc.yaml` from `download` to `train` (its own commands, its own params.yaml),
 with the train stage cut to `--updates` updates (no validation BLEU), in a scratch project with
@@ -11,7 +11,7 @@ stage's training tokens/s (its DVCLive record), and the full-length estimate: th
 and the train stage as measured, plus the remaining updates of a full run at the measured rate
 (`--full-updates`: the updates of the committed run), the time of one update taken from a second
 train run cut to 1 update: (t(N) - t(1)) / (N - 1). The stages after train (evaluate,
-export, ctranslate2, publish) did not change with issue 29 and are not run.
+export, ctranslate2, publish) did not change with those stages and are not run.
 
     python -m bench.repro_compare --against e14e234^ [--updates 300] [--repeats 2]
 """
@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from bench.common.checkout import short_commit, worktree
 from bench.common.record import RESULTS, write_result
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,7 +96,7 @@ def run_side(checkout: Path, work: Path, commands: dict[str, str], mirror: Path)
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--against", required=True, help="the earlier commit (e.g. e14e234^: before issue 29)")
+    p.add_argument("--against", required=True, help="the earlier commit (e.g. e14e234^: before binarize)")
     p.add_argument("--updates", type=int, default=300, help="updates of the cut train stage")
     p.add_argument("--repeats", type=int, default=2, help="runs per side, alternating; the best counts")
     p.add_argument("--full-updates", type=int, default=FULL_UPDATES, help="updates of a full run, for the estimate")
@@ -105,25 +106,19 @@ def main() -> None:
     args = p.parse_args()
     if args.mirror is None or not (Path(args.mirror) / "train.de.gz").is_file():
         raise SystemExit("bench/repro_compare.py needs Multi30k's files: pass --mirror DIR or set NMT_DATA_MIRROR")
-    commit = subprocess.run(["git", "rev-parse", "--short", args.against], cwd=ROOT, capture_output=True, text=True,
-                            check=True).stdout.strip()
-    with tempfile.TemporaryDirectory(prefix="repro-compare-") as tmp:
-        old = Path(tmp) / f"checkout-{commit}"
-        subprocess.run(["git", "worktree", "add", "-q", "--detach", str(old), commit], cwd=ROOT, check=True)
-        try:
-            sides = {"before": old, "now": ROOT}
-            commands = {side: stages_to_train(path) for side, path in sides.items()}
-            runs: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
-            for r in range(args.repeats):
-                for side, checkout in sides.items():
-                    work = Path(tmp) / f"{side}-{r}"
-                    scratch(checkout, work, args.updates)
-                    runs[side].append(run_side(checkout, work, commands[side], Path(args.mirror)))
-                    print(f"run {r + 1} {side:<6} " + ", ".join(f"{k} {v}" for k, v in runs[side][-1].items()),
-                          flush=True)
-                    shutil.rmtree(work)
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT, check=False)
+    commit = short_commit(args.against)
+    with tempfile.TemporaryDirectory(prefix="repro-compare-") as tmp, worktree(commit, Path(tmp)) as old:
+        sides = {"before": old, "now": ROOT}
+        commands = {side: stages_to_train(path) for side, path in sides.items()}
+        runs: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
+        for r in range(args.repeats):
+            for side, checkout in sides.items():
+                work = Path(tmp) / f"{side}-{r}"
+                scratch(checkout, work, args.updates)
+                runs[side].append(run_side(checkout, work, commands[side], Path(args.mirror)))
+                print(f"run {r + 1} {side:<6} " + ", ".join(f"{k} {v}" for k, v in runs[side][-1].items()),
+                      flush=True)
+                shutil.rmtree(work)
     results: dict[str, Any] = {"against": commit, "updates": args.updates, "full_updates": args.full_updates,
                                "sides": {}}
     for side, rs in runs.items():

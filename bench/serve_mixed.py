@@ -15,7 +15,7 @@ f / r_de-en + (1 - f) / r_en-de seconds a sentence). Then:
   (`--threads` halved each), driven by the same clients (each request to its direction's server),
   at 1 client and 32 clients for the same two mixes.
 
-Issue 30's criteria are computed for the shared server (ratios against this run's offline rates,
+The serving criteria are computed for the shared server (ratios against this run's offline rates,
 reported, not asserted), and the two designs compared at 32 clients.
 
     python -m bench.serve_mixed [--models models/general/de-en/onnx models/general/en-de/onnx] [--smoke]
@@ -184,7 +184,7 @@ async def run(args: argparse.Namespace, by_direction: dict[str, list[str]], off:
 
 
 def criteria(res: dict[str, Any], off: dict[str, Any]) -> dict[str, Any]:
-    """Issue 30's ratios for the shared server under mixed traffic, and the two designs compared."""
+    """The serving criteria's ratios for the shared server under mixed traffic, and the two designs compared."""
     shared = {s["step"]: s for s in res["shared"]}
     separate = {s["step"]: s for s in res["separate"]}
     out: dict[str, Any] = {}

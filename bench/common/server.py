@@ -25,7 +25,10 @@ TORCH_BLOCKED = ("import sys; sys.modules['torch'] = None; from nmt.cli import m
 class Server:
     """`nmt serve` in its own process; its CPU time and RSS from /proc, its batches from /metrics."""
 
-    def __init__(self, model: Path | list[Path], int8: bool, threads: int, extra: list[str], log: Path) -> None:
+    def __init__(self, model: Path | list[Path], int8: bool, threads: int, extra: list[str], log: Path,
+                 root: Path = ROOT) -> None:
+        """`root`: the checkout whose `nmt` serves (its folder is the process's working directory, first on
+        `sys.path`): this one, or an earlier commit's worktree (bench/serve_latency.py)."""
         with socket.socket() as s:
             s.bind((HOST, 0))
             self.port = s.getsockname()[1]
@@ -33,7 +36,7 @@ class Server:
         args = [*models, "--port", str(self.port), "--threads", str(threads), "--admin-token", TOKEN,
                 *(["--int8"] if int8 else []), *extra]
         self.log = log.open("w")
-        self.proc = subprocess.Popen([sys.executable, "-c", TORCH_BLOCKED, *args], cwd=ROOT, stdout=self.log,
+        self.proc = subprocess.Popen([sys.executable, "-c", TORCH_BLOCKED, *args], cwd=root, stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 300
         while self.get("/readyz")[0] != 200:

@@ -210,7 +210,7 @@ def scale(s: Sources) -> str:
 
 
 def repro_compare(s: Sources) -> str:
-    """docs/benchmarks.md: `make repro`'s stages up to training, now against the commit before issue 29."""
+    """docs/benchmarks.md: `make repro`'s stages up to training, now against the commit before binarize."""
     r = s.result("repro_compare")
     res = r["results"]
     before, now = res["sides"]["before"], res["sides"]["now"]
@@ -227,7 +227,7 @@ def repro_compare(s: Sources) -> str:
     return "\n".join([
         "Multi30k, every stage from `download` to `train` of each checkout's own `dvc.yaml`, "
         "seconds (best of the runs; the sides alternate):", "",
-        table(["stage", f"before issue 29 ({res['against']})", "now"], rows, "lrr"), "",
+        table(["stage", f"before binarize ({res['against']})", "now"], rows, "lrr"), "",
         f"Now / before: x{res['ratio_measured']:.2f} as measured, training tokens/s x{res['ratio_tokens_per_s']:.2f}, "
         f"x{res['ratio_full_estimate']:.2f} for a full-length run (the stages after train did not change).", "",
         measured(r, "repro_compare")])

@@ -83,6 +83,49 @@ def serve_load(s: Sources) -> str:
         measured(r, NAME)])
 
 
+def serve_latency(s: Sources) -> str:
+    """One client's latency, this checkout's server against an earlier commit's (`bench/serve_latency.py`)."""
+    name = "serve_latency"
+    if not (s.bench / f"{name}.json").is_file():
+        return not_yet(name, "python -m bench.serve_latency --against REV")
+    r = s.result(name)
+    res = r["results"]
+    rows = [[f"round {i + 1}", *(f"{_ms(rd[side]['latency_ms']['p50'])} / {_ms(rd[side]['latency_ms']['p99'])}"
+                                 for side in ("before", "now"))] for i, rd in enumerate(res["rounds"])]
+    before, now = res["sides"]["before"], res["sides"]["now"]
+    rows.append(["**median p50** (spread)", f"**{before['p50_ms_median']:.1f}** ({before['p50_ms_spread']:.1f})",
+                 f"**{now['p50_ms_median']:.1f}** ({now['p50_ms_spread']:.1f})"])
+    return "\n".join([
+        f"`{res['model']}`, `{res['split']}`, one client, single-sentence requests, {res['step_s']:g} s a side "
+        f"and round, the sides alternating, each server started afresh; server options: "
+        f"{'`' + res['serve_options'] + '`' if res['serve_options'] else 'the defaults'}. p50 / p99 ms:", "",
+        table(["", f"before (`{res['against']}`)", "now"], rows, "lrr"), "",
+        f"Now minus before: **{res['p50_difference_ms']:+.1f} ms** at p50 (x{res['p50_ratio']:.2f}); the noise "
+        f"(the larger spread of one side's round p50s) {res['noise_ms']:.1f} ms: "
+        f"{'within' if res['within_noise'] else 'outside'} it.", "",
+        measured(r, name)])
+
+
+def hostile(s: Sources) -> str:
+    """The serving review's hostile inputs against a real server (`bench/hostile.py`)."""
+    name = "hostile"
+    if not (s.bench / f"{name}.json").is_file():
+        return not_yet(name, "python -m bench.hostile")
+    r = s.result(name)
+    res = r["results"]
+    rows = [[f"`{i['input']}`", str(i["status"]), f"{i['seconds']:.2f}", f"{i['peak_rss_growth_mib']:.1f}",
+             str(i["livez_probes"]), _ms(i["livez_max_ms"]), _ms(i["livez_p99_ms"])] for i in res["inputs"]]
+    c = res["criteria"]
+    return "\n".join([
+        "One request per input, one after another, `--api-keys` on; /livez asked every 20 ms meanwhile"
+        f"{' (smoke run)' if res['smoke'] else ''}:", "",
+        table(["input", "status", "seconds", "peak RSS growth MiB", "/livez probes", "/livez max ms",
+               "/livez p99 ms"], rows, "lrrrrrr"), "",
+        f"Every answer a 2xx or a 4xx, none a 500 or none at all: {'yes' if c['no_error'] else '**no**'}; "
+        f"/livez's slowest answer over all inputs {_ms(c['livez_max_ms'])} ms (under 100 wanted).", "",
+        measured(r, name)])
+
+
 def serve_mixed(s: Sources) -> str:
     """Both directions in one server under mixed traffic, and one server per direction beside it."""
     name = "serve_mixed"

@@ -28,6 +28,8 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "scale": benches.scale,
     "repro-compare": benches.repro_compare,
     "serve-load": serving.serve_load,
+    "serve-latency": serving.serve_latency,
+    "hostile": serving.hostile,
     "serve-mixed": serving.serve_mixed,
     "confidence": serving.confidence,
     "markup": markup.markup,
