@@ -1,4 +1,4 @@
-"""The README is a front door (issue 28): short, and every link in it and in docs/ leads somewhere.
+"""The README is a front door: short, and every link in it and in docs/ leads somewhere.
 
 `broken_links(path)` reads one markdown file and returns its relative links that do not
 resolve: the file (relative to the linking file) must exist and an `#anchor` must be a

@@ -3,7 +3,7 @@ mix written by the test (real Multi30k sentences, a TSV train source and line-fi
 sources, file:// URLs) with general/params.yaml's cleaning and decontamination, the smoke model.
 
 `dvc repro general/dvc.yaml` runs the data stages once and binarize, train, evaluate, export and
-ctranslate2 for de-en and en-de (issue 39, item 1): each direction's package says its direction,
+ctranslate2 for de-en and en-de: each direction's package says its direction,
 is scored on the test sets of its direction, and its card records the corpora and the
 decontamination counts; the baseline stage sets a Multi30k-like model (the ONNX tests' small
 model standing in for models/model.pt) beside the de-en model, and the general publish stage

@@ -1,4 +1,4 @@
-"""Every figure in the README and docs/ comes from a committed result (issue 28).
+"""Every figure in the README and docs/ comes from a committed result.
 
 The publish stage renders the generated blocks from `reports/*.json` and `bench/results/*.json`;
 these tests re-render them and fail on any difference, fail on a figure stated outside a block

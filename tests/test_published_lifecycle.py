@@ -1,4 +1,4 @@
-"""docs/lifecycle.md's records from real runs (issue 41, item 5): the promotion record and the drift
+"""docs/lifecycle.md's records from real runs: the promotion record and the drift
 report, rendered by the publish stage from what the flows write (nmt/publish/lifecycle.py), and
 "not run yet" with the command that writes them until they exist."""
 

@@ -1,6 +1,6 @@
-"""What the README and its docs/ pages promise a new user, where no code can check it (issue 15).
+"""What the README and its docs/ pages promise a new user, where no code can check it.
 
-Each check reads the file where its text lives since the README was split (issue 28)."""
+Each check reads the file where its text lives since the README was split."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""bench/gpu_mfu.py (issue 43, item 3): its FLOP count by hand, and its steps on the CPU (--smoke);
+"""bench/gpu_mfu.py: its FLOP count by hand, and its steps on the CPU (--smoke);
 its figures come from a lent GPU."""
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def test_repository_params_load_every_section():
     assert tokenize == TokenizeConfig(lowercase=False, max_tokens=128)
 
     vocab = load_params(PARAMS).vocab
-    assert vocab.kind == "bpe" and vocab.min_freq == 2 and vocab.max_size is None  # open vocabulary (issue 11)
+    assert vocab.kind == "bpe" and vocab.min_freq == 2 and vocab.max_size is None  # open vocabulary
     assert vocab.min_size == 1000 and vocab.max_oov_rate == 0.06
 
 
@@ -215,7 +215,7 @@ def test_cli_missing_params_file(tmp_path, capsys):
 
 
 def test_test_sets_by_direction_and_their_floors(tmp_path) -> None:
-    """The general configuration scores each direction on its own sets (issue 39), with per-set floors."""
+    """The general configuration scores each direction on its own sets, with per-set floors."""
     from nmt.config.evaluate import EvaluateConfig
 
     cfg = EvaluateConfig(test_sets=("flickr", "news-de", "news-en"), min_bleu=20.0,

@@ -1,4 +1,4 @@
-"""Stage 4b, binarize (issue 29): the train and val ids written once, as numericalise makes them, streamed in
+"""Stage 4b, binarize: the train and val ids written once, as numericalise makes them, streamed in
 chunks; the manifest, the uint16 / uint32 choice, the gate, and a data/bin that does not match data/vocab."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def test_the_stage_writes_the_ids_numericalise_makes(pipeline, tmp_path: Path) -
 
 
 def test_the_reverse_direction_uses_the_same_vocabularies_turned_around(pipeline, tmp_path: Path) -> None:
-    """One vocab stage serves both directions (issue 39): en-de ids are the de-en vocabularies' with source
+    """One vocab stage serves both directions: en-de ids are the de-en vocabularies' with source
     and target swapped, and the train stage reads the direction from data/bin."""
     tokens, vocab = pipeline
     assert binarize_stage(tokens, vocab, tmp_path / "bin", tmp_path / "reports", direction="en-de").success
@@ -201,7 +201,7 @@ def test_the_detokenizer_is_learned_from_the_first_glue_sentences_targets(pipeli
 
 
 def test_a_shard_crosses_the_pool_small(pipeline) -> None:
-    """Issue 29 (binarize memory): a worker sends its ids in the files' dtype (not int64) and its
+    """Binarize memory: a worker sends its ids in the files' dtype (not int64) and its
     glue counts as one pickled bytes object, which the main process sums only after the pool stopped."""
     import pickle
 

@@ -1,4 +1,4 @@
-"""Cleaning rules (nmt.data.cleaning, nmt.data.lexicon): noise injected into clean data (issue 38).
+"""Cleaning rules (nmt.data.cleaning, nmt.data.lexicon): noise injected into clean data.
 
 A seeded sample of Multi30k train from the mirror (clean, aligned captions) gets a few percent of
 each kind of noise: wrong-language pairs, swapped sides, copies, and misaligned pairs (right

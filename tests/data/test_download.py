@@ -260,7 +260,7 @@ def test_download_file_returns_output_paths(tmp_path):
 
 
 def test_the_gzip_check_reads_a_bounded_chunk_at_a_time(tmp_path, monkeypatch):
-    """Issue 38: the check streamed, not the whole decompressed file in memory (239 MB at 32x Multi30k)."""
+    """The check streamed, not the whole decompressed file in memory (239 MB at 32x Multi30k)."""
     import gzip
 
     from nmt.data import download

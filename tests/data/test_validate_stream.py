@@ -1,4 +1,4 @@
-"""Stage 2, validate, streaming (issue 29): a split is read in chunks of `CHUNK_LINES` lines per file,
+"""Stage 2, validate, streaming: a split is read in chunks of `CHUNK_LINES` lines per file,
 so these tests make chunks tiny: the output and every exact count are the same whatever the chunk
 size, duplicates are found across chunks, a bad line is named by its line in the file, and the
 distribution expectations run on a reservoir sample (nmt.data.chunks.Reservoir)."""

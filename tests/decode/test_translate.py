@@ -55,7 +55,7 @@ def test_translates_and_keeps_empty_lines_aligned(model_file: Path) -> None:
 @pytest.mark.parametrize("beam_size", [1, 2, 4])  # not in make test-isa: its model is the run's slowest to train
 def test_greedy_and_beam_output_the_copy(model_file: Path, beam_size: int) -> None:
     """The model learned the copy task: greedy and beam search give back the lines word for word,
-    each in its place (measured in fp32: 16 to 20 of 20, as the host's kernels round; issue 50). A
+    each in its place (measured in fp32: 16 to 20 of 20, as the host's kernels round). A
     search that kept the worst finished hypothesis, dropped a token, or mixed up the sentences of a
     batch copies almost none (measured: 0 or 1 of 40): half the lines tells the two apart on any host."""
     lines = sentences(20, seed=9)  # ten symbols each, as in training

@@ -1,4 +1,4 @@
-"""`nmt translate` and model files under bad and big input (issue 15): every problem is one
+"""`nmt translate` and model files under bad and big input: every problem is one
 line naming the file or option, found before any work, and nothing is lost."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The `<unk>` rate next to BLEU, and the evaluate gate on it (issue 11): a word-level model
+"""The `<unk>` rate next to BLEU, and the evaluate gate on it: a word-level model
 whose vocabulary lacks the test set's rare words writes `<unk>`, and the gate fails; the
 same data with the BPE vocabulary (the default) gives no `<unk>`, and the gate passes."""
 

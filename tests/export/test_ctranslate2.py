@@ -2,7 +2,7 @@
 
 On the learned copy model (tests/support/learned.py): a model that copies every line decoded here
 with a margin no host's rounding can cross, so CTranslate2 and torch write the same lines on any
-host, and the gate's band is tested with the band and the gap set by the test (issue 50: the
+host, and the gate's band is tested with the band and the gap set by the test (the
 partly learned model was 0.67 BLEU off torch on one host and 0.0 on another)."""
 
 from __future__ import annotations

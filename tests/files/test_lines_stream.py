@@ -1,4 +1,4 @@
-"""Streamed line files (issue 29): `iter_lines` / `iter_tokenized` give what `read_lines` / `read_tokenized`
+"""Streamed line files: `iter_lines` / `iter_tokenized` give what `read_lines` / `read_tokenized`
 give, a line at a time, with the same errors (line numbers included)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The drift check end to end (issue 41, item 4) against a real Prefect server on 127.0.0.1.
+"""The drift check end to end against a real Prefect server on 127.0.0.1.
 
 A real `nmt serve` (in a thread) on the test package keeps its traffic snapshots in `--stats-dir`;
 the training data's profile is made by the profile stage's command from Multi30k train and val,

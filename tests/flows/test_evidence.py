@@ -30,7 +30,7 @@ from nmt.evaluate.paired import (
 )
 from support.scratch import ROOT
 
-REAL_RECORD = ROOT / "reports" / "promotion" / "nmt-de-en.json"  # the committed real promotion (issue 51, 7)
+REAL_RECORD = ROOT / "reports" / "promotion" / "nmt-de-en.json"  # the committed real promotion
 
 WORDS = [f"{a}{b}" for a in ("Haus", "Mann", "Frau", "Hund", "Kind", "Ball", "Weg", "Tag") for b in
          ("", "e", "en", "er", "es", "ig", "lich", "ung", "chen", "heit")]
@@ -245,7 +245,7 @@ def _replayed(s: dict, bleu: tuple[float, float] | None = None,
 
 def test_the_committed_real_promotion_is_refused_under_the_default_margins(monkeypatch: pytest.MonkeyPatch) -> None:
     """reports/promotion/nmt-de-en.json put at prod a challenger whose chrF was significantly worse
-    and whose BLEU interval reached below -1 (issue 51, finding 7): its recorded figures, replayed
+    and whose BLEU interval reached below -1: its recorded figures, replayed
     through the rule with params.yaml's thresholds, are refused on both metrics, speed or not."""
     record = json.loads(REAL_RECORD.read_text(encoding="utf-8"))
     (real,) = record["evidence"]["sets"]

@@ -2,7 +2,7 @@
 
 The table is built from `dvc exp show --json`, with DVC run by this interpreter (the venv's
 bin need not be on PATH); the committed report must hold the sweep and name the defaults it
-chose, and those must be what params.yaml says (issue 11)."""
+chose, and those must be what params.yaml says."""
 
 from __future__ import annotations
 

@@ -357,7 +357,7 @@ def test_failure_message_prefers_the_stage_error_over_dvc() -> None:
 
 
 def test_summary_rounds_numbers_and_table_cells_stay_short() -> None:
-    """Issue 15: the run summary printed val_bleu with 14 decimals; a long gate finding was one
+    """The run summary printed val_bleu with 14 decimals; a long gate finding was one
     endless table cell."""
     spec = dp.StageSpec("evaluate", (), ("reports/metrics.json",))
     report = fa.PipelineReport(project="/p", stages=[fa.StageResult("evaluate", True, 12.345)])

@@ -1,4 +1,4 @@
-"""The model lifecycle against a real Prefect server on 127.0.0.1 (issue 13).
+"""The model lifecycle against a real Prefect server on 127.0.0.1.
 
 On a scratch copy of the project with the smoke model (tests/support/smoke_params.yaml):
 (a) the first run registers v0.0.1 and puts it at `prod`; (b) a better model (v0.0.2) is

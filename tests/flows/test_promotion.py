@@ -181,7 +181,7 @@ def test_without_a_champion_package_the_point_scores_decide_and_say_so(repo: Pat
 def test_a_champion_that_cannot_be_fetched_stops_the_promotion_unless_the_point_scores_are_allowed(
         repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """An outage (here: the champion's package in neither the DVC cache nor the remote) stops a
-    promotion instead of loosening it to the point-score rule (issue 51, finding 11)."""
+    promotion instead of loosening it to the point-score rule."""
     subprocess.run(["rm", "-rf", str(repo / ".dvc" / "cache")], check=True)
     with pytest.raises(RegistryError) as stopped:
         promote_commit(repo, "HEAD", 0.0, decoded_by=prepared({}, 1.0, 1.0, []))
@@ -207,8 +207,8 @@ def test_a_champion_that_cannot_be_fetched_stops_the_promotion_unless_the_point_
 
 
 def test_a_challenger_not_scored_on_a_set_of_the_champion_is_refused(repo: Path) -> None:
-    """A challenger whose `evaluate.test_sets` was narrowed is not judged on its own sets only
-    (issue 51, finding 7): the champion's sets are gated too."""
+    """A challenger whose `evaluate.test_sets` was narrowed is not judged on its own sets only:
+    the champion's sets are gated too."""
     calls: list[dict] = []
     _commit_run(repo, 3, {"test_a": {"sacrebleu": 40.0, "chrf": 60.0}})  # test_b dropped from its evaluation
     same = {n: champion_lines(n) for n in SETS}

@@ -238,7 +238,7 @@ def test_beam_search_n_ranks_by_the_length_penalised_score() -> None:
 
 
 def test_cpu_sessions_leave_out_the_slow_skip_layer_norm_fusion(package: Path, tmp_path: Path, monkeypatch) -> None:
-    """Issue 31: on the CPU, SkipLayerNormalization was 5x slower than the Add + LayerNormalization
+    """On the CPU, SkipLayerNormalization was 5x slower than the Add + LayerNormalization
     it fuses; the graphs ONNX Runtime runs keep the plain ops."""
     import onnx
     import onnxruntime as ort
@@ -260,7 +260,7 @@ def test_cpu_sessions_leave_out_the_slow_skip_layer_norm_fusion(package: Path, t
 
 @pytest.mark.parametrize("beam_size", [1, 3])
 def test_decoder_processes_translate_as_one_decoder_does(package: Path, beam_size: int) -> None:
-    """Issue 31, item 1: `workers=2` decodes the batches in two processes of their own, side by
+    """`workers=2` decodes the batches in two processes of their own, side by
     side, and the output is line for line what one decoder writes."""
     import os
 

@@ -1,4 +1,4 @@
-"""Issue 40, item 4: a per-translation confidence from the model's own token log-probabilities,
+"""A per-translation confidence from the model's own token log-probabilities,
 computed for every sentence, returned when asked, and counted in a /metrics histogram."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Two packages in one server (issue 40, items 1, 2 and 6): both directions, `auto` routed by the
+"""Two packages in one server: both directions, `auto` routed by the
 detected language, `/detect`, `/languages` and `/v1/model` listing both, reload of one or all,
 driven with the request shapes LibreTranslate's clients send (JSON and forms)."""
 

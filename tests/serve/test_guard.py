@@ -1,4 +1,4 @@
-"""The loop and length guard (issue 40, item 4): a hypothesis that repeats itself or runs on is
+"""The loop and length guard: a hypothesis that repeats itself or runs on is
 replaced by the next good one of the beam, or the greedy one; what the source repeats is no loop."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 51, the file routes (`/translate_file`, `/download_file`) under hostile input, against a
+"""The file routes (`/translate_file`, `/download_file`) under hostile input, against a
 real server on the test package (127.0.0.1): no key, no parsing (finding 5); broken documents are
 400 with a one-line reason, never a 500 (finding 8); translated files are purged on a timer, their
 temporary folder removed at shutdown, and downloadable only with the key that made them (finding 9);

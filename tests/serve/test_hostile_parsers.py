@@ -1,4 +1,4 @@
-"""Issue 51, finding 1 and 4: every document reader linear in its input, with a budget.
+"""Every document reader linear in its input, with a budget.
 
 Each pathological shape the issue found (and a few more of the same kind) is read at n and at 4n
 bytes; the work, in CPU seconds of this process (`time.process_time`, each read repeated until it

@@ -1,4 +1,4 @@
-"""Text kept as written (issue 40, item 3): the layout around the sentences comes back verbatim
+"""Text kept as written: the layout around the sentences comes back verbatim
 (blank lines, `\\r\\n`, leading and trailing spaces, list markers, a text of whitespace only), and
 URLs, e-mail addresses, numbers and emoji survive translation, wherever the model moves them."""
 

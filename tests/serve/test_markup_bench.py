@@ -59,7 +59,7 @@ def test_the_smoke_bench_runs_every_step_on_the_test_package(package: Path, tmp_
     # the server's path (tags by the model's alignment) beside the placeholders it had before
     assert res["placeholders"]["tags"] == res["tags"] and res["placeholders"]["well_formed"] == 1.0
     # the copy model: each word's copy, found by alignment for nearly all (16 of 16 or 15 of 16 here, as the
-    # host's kernels trained the partly learned model: issue 50); an aligner that missed would find few
+    # host's kernels trained the partly learned model); an aligner that missed would find few
     assert res["wraps_expected_when_translated"] >= 0.75
     assert res["by_split"]["test_2016_flickr"]["tags"] == res["tags"]
     assert all('<b data-w="0">' in e["output"] and '<b data-w="0">' in e["per_text_node"] for e in res["examples"])

@@ -1,4 +1,4 @@
-"""Issue 42 as people use it, against a real server on the test package: `format: html`,
+"""HTML, files and glossaries as people use them, against a real server on the test package: `format: html`,
 `/translate_file` and `/download_file` (.txt, .srt, .docx; 413, 415, 404, keys), glossaries and
 do-not-translate spans (a file per direction and per request), and `nmt translate` on a .docx."""
 

@@ -1,4 +1,4 @@
-"""The profile stage (issue 41, item 4): the training data counted with the package the server
+"""The profile stage: the training data counted with the package the server
 serves, exactly as the server counts its traffic (nmt/drift/stage.py, dvc.yaml `profile`)."""
 
 from __future__ import annotations

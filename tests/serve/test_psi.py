@@ -1,4 +1,4 @@
-"""The drift statistic (issue 41, item 4): the population stability index per aggregate of the
+"""The drift statistic: the population stability index per aggregate of the
 served traffic against the training data's profile, and the profile's file (nmt/drift/report.py,
 nmt/drift/profile.py). Pure functions: no model, no server."""
 

@@ -1,4 +1,4 @@
-"""The review's findings on the server's edge paths (issue 40, item 5), each against a real server.
+"""The review's findings on the server's edge paths, each against a real server.
 
 A request that can never fit the queue is 413, not a 503 for ever; the drain deadline answers
 503 from the handlers, not uvicorn's plain-text 500; a model that fails its warm-up never turns

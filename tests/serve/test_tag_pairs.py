@@ -1,4 +1,4 @@
-"""Tag pairs put back by alignment (issue 42): the text the model reads without them, the pairs
+"""Tag pairs put back by alignment: the text the model reads without them, the pairs
 written back where an aligner says, sentence by sentence, and the leave-span-out aligner itself."""
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def test_leaving_a_word_out_hurts_the_output_word_that_copies_it(translator: Onn
     word of this line out drops that word's copy most, by a nat at least in torch (the fixture's
     check): the aligner, through the package's graphs as exported, puts each word on its copy.
     (On the partly learned model, a host's rounding decided whether the copies stood out from the
-    tail it wrote after them: issue 50.)"""
+    tail it wrote after them.)"""
     source = ALIGN_SOURCE
     (out,) = translator.translate([source])
     assert out == source

@@ -1,4 +1,4 @@
-"""Served traffic watched (issue 41, item 3): per direction, what the server is asked, counted with
+"""Served traffic watched: per direction, what the server is asked, counted with
 no text in it (lengths in pieces, <unk> share, detected language, confidence, guarded sentences), in
 /metrics and in the snapshots of --stats-dir; sampling the texts themselves only when asked."""
 

@@ -3,7 +3,7 @@
 The partly learned copy model of `support.onnx.model_file` is trained anew on each host, and the
 kernels (AVX2, AVX-512, AMX; MKL, oneDNN) round differently there, so it is another model on each:
 "CTranslate2 within 0.5 BLEU of torch on a dozen lines" and "leaving a word out hurts its copy three
-times more than the tail" held on one host and failed on another (issue 50). The tests that compare
+times more than the tail" held on one host and failed on another. The tests that compare
 engines beam for beam or read the model's own scores use this model instead. It is trained (in
 fp32, one layer each side, checkpoints averaged) on the lengths the tests decode, with one source
 word in three unreadable in a third of the lines, and checked where it is made, round after round

@@ -203,7 +203,7 @@ def test_bpe_dropout_never_applies_a_merge_the_table_lacks() -> None:
 
 
 def test_the_segmentation_cache_is_bounded_and_changes_no_segmentation(m30k_tokens) -> None:
-    """Issue 29: a corpus with ever more word types (names, numbers) must not grow the cache without end."""
+    """A corpus with ever more word types (names, numbers) must not grow the cache without end."""
     merges = learn_merges(word_counts(m30k_tokens["val.de"]), 500)
     tokens = [t for s in m30k_tokens["test_2016_flickr.de"] for t in s]
     unbounded, bounded = BPE(merges, cache_types=10**9), BPE(merges, cache_types=50)
@@ -215,7 +215,7 @@ def test_the_segmentation_cache_is_bounded_and_changes_no_segmentation(m30k_toke
 
 
 def test_cached_segmentations_share_their_pieces(m30k_tokens) -> None:
-    """Issue 29 (binarize memory at 32x: 1.61x -> 1.40x of 1x): a piece that many word types end in
+    """Binarize memory at scale: a piece that many word types end in
     ("##en", "##s") is one str object in the cache, not one per cached word."""
     bpe = BPE(learn_merges(word_counts(m30k_tokens["val.de"]), 500))
     for tok in (t for s in m30k_tokens["test_2016_flickr.de"] for t in s):

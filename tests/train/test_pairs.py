@@ -1,4 +1,4 @@
-"""Batching on the lengths arrays (issue 29): the same batches as the list-based batching it replaced, for
+"""Batching on the lengths arrays: the same batches as the list-based batching it replaced, for
 every seed, epoch and budget, through the max_len filter too; `PairArrays` views, slices and collate."""
 
 from __future__ import annotations

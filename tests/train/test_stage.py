@@ -49,7 +49,7 @@ def test_train_stage_writes_gated_self_contained_model(corpus, tmp_path: Path) -
 
 def test_the_stage_trains_from_data_bin_without_reading_token_pairs(corpus, tmp_path: Path, monkeypatch) -> None:
     """bpe_dropout 0: the pairs are memory-mapped from data/bin and the detokenizer comes from
-    data/bin/detokenizer.json: no tokens file is opened at all (issue 29: start-up and finish
+    data/bin/detokenizer.json: no tokens file is opened at all (start-up and finish
     independent of the corpus size)."""
     from nmt.files import lines
 

@@ -76,7 +76,7 @@ def keep_initial_weights(monkeypatch, hook=None) -> list[dict[str, torch.Tensor]
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_same_seed_gives_identical_weights(corpus, tmp_path: Path, precision: str, monkeypatch) -> None:
-    """Reproducibility on one machine (issue 11): two runs of the same seed, bit for bit, in fp32
+    """Reproducibility on one machine: two runs of the same seed, bit for bit, in fp32
     and in bf16 autocast (the default on CPUs with native bf16); and they did train: every
     parameter moved from its initial value, and another seed gives other weights."""
     tokens, vocab = corpus

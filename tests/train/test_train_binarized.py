@@ -1,4 +1,4 @@
-"""Training from the binarized set (issue 29): the same weights as from the token files, bit for bit, through
+"""Training from the binarized set: the same weights as from the token files, bit for bit, through
 the max_len filter and epoch ends; exact resume; a start-up that reads no token file and maps the ids;
 BPE-dropout still from the tokens; a data/bin of other vocabularies refused."""
 
