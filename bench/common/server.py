@@ -27,8 +27,8 @@ class Server:
 
     def __init__(self, model: Path | list[Path], int8: bool, threads: int, extra: list[str], log: Path,
                  root: Path = ROOT) -> None:
-        """`root`: the checkout whose `nmt` serves (its folder is the process's working directory, first on
-        `sys.path`): this one, or an earlier commit's worktree (bench/serve_latency.py)."""
+        """`root`: the checkout whose `nmt` serves (the process's working directory, so its own `nmt` is
+        imported first): this one, or an earlier commit's worktree (bench/serve_latency.py)."""
         with socket.socket() as s:
             s.bind((HOST, 0))
             self.port = s.getsockname()[1]
