@@ -103,7 +103,7 @@ def serve_latency(s: Sources) -> str:
         f"Now minus before: **{res['p50_difference_ms']:+.1f} ms** at p50 (x{res['p50_ratio']:.2f}); the noise "
         f"(the larger spread of one side's round p50s) {res['noise_ms']:.1f} ms: "
         f"{'within' if res['within_noise'] else 'outside'} it.", "",
-        measured(r, name)])
+        measured(r, name).replace(f"(best of {r['repeats']})", f"(the median of {r['repeats']} rounds)")])
 
 
 def hostile(s: Sources) -> str:
