@@ -17,6 +17,8 @@ class TrainConfig:
     max_steps: int | None = None  # stop after this many updates (null: no limit)
     warmup: int = 4000  # Noam warm-up updates (paper: 4000)
     lr_factor: float = 1.0  # Noam scale factor
+    cooldown: float = 0.0  # share of the planned updates (epochs x an epoch's updates, or max_steps if fewer) at
+    # the end over which the Noam rate is annealed linearly to 0 (warmup-stable-decay); 0: the paper's schedule
     label_smoothing: float = 0.1  # eps_ls (paper: 0.1)
     bpe_dropout: float = 0.0  # BPE-dropout (Provilkov et al. 2020): each merge skipped with this probability
     # while segmenting the training pairs, a fresh sample every epoch (0: off; needs vocab.kind: bpe)
@@ -53,6 +55,7 @@ class TrainConfig:
     def __post_init__(self) -> None:
         require(self.max_tokens > 0 and self.accum_steps >= 1, "max_tokens", "must be > 0 (and accum_steps >= 1)")
         require(self.warmup >= 1 and self.lr_factor > 0, "warmup", "warmup >= 1 and lr_factor > 0 required")
+        require(0.0 <= self.cooldown < 1.0, "cooldown", "must be in [0, 1) (a share of the planned updates; 0: off)")
         require(0.0 <= self.label_smoothing < 1.0, "label_smoothing", "must be in [0, 1)")
         require(0.0 <= self.bpe_dropout < 1.0, "bpe_dropout", "must be in [0, 1)")
         require(self.keep_last >= max(self.average_last, 1), "keep_last", "must be >= average_last")

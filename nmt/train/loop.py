@@ -105,7 +105,8 @@ def setup(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
                           "level; set vocab.kind: bpe or train.bpe_dropout: 0")
     data = load_training_data(cfg, vocabs, tokens_dir, bin_dir)
     model = build_model(model_cfg, vocabs.src, vocabs.tgt).to(device)
-    optimizer, scheduler = build_optimizer(model, model_cfg.d_model, cfg.warmup, cfg.lr_factor)
+    optimizer, scheduler = build_optimizer(model, model_cfg.d_model, cfg.warmup, cfg.lr_factor,
+                                           total=planned_updates(cfg, data.train, info), cooldown=cfg.cooldown)
     criterion = LabelSmoothingKL(len(vocabs.tgt), cfg.label_smoothing)
     ckpts = checkpoint.CheckpointDir(ckpt_dir, cfg.keep_last)
     prog = _resume(ckpts, model_cfg, cfg, vocabs, model, optimizer, scheduler, info)
@@ -121,6 +122,17 @@ def setup(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
              f"{sum(p.numel() for p in model.parameters()):,}", device, info.world,
              "bf16 autocast" if run.bf16 else "fp32", len(run.train_pairs))
     return run, prog or Progress()
+
+
+def planned_updates(cfg: TrainConfig, pairs, info: Dist) -> int | None:
+    """The updates the run will make, which `train.cooldown` anneals towards: epochs x the first epoch's
+    updates on this rank (BPE-dropout's fresh segmentations change an epoch's count by a few batches),
+    or `train.max_steps` if fewer. None without a cooldown (nothing needs it)."""
+    if cfg.cooldown <= 0:
+        return None
+    batches = shard(length_batches(*lengths(pairs), cfg.max_tokens, cfg.seed, 0), info.rank, info.world)
+    total = cfg.epochs * -(-len(batches) // cfg.accum_steps)
+    return total if cfg.max_steps is None else min(total, cfg.max_steps)
 
 
 def pick_device(kind: str, info: Dist) -> torch.device:

@@ -81,6 +81,9 @@ def resume_conflict(state: dict[str, Any], model_cfg: ModelConfig, cfg: TrainCon
         if state["vocab"]["manifest"][side]["sha256"] != vocabs.manifest[side]["sha256"]:
             return "the vocabulary was rebuilt"
     # a shorter budget than the checkpoint has done is another run, not this one continued
+    if cfg.cooldown > 0 and (state["train_config"].get("epochs"), state["train_config"].get("max_steps")) != (
+            cfg.epochs, cfg.max_steps):
+        return "train.epochs or train.max_steps changed, and with them where train.cooldown anneals to"
     if cfg.max_steps is not None and state.get("step", 0) > cfg.max_steps:
         return f"it is {state['step']} updates in, past train.max_steps={cfg.max_steps}"
     if state.get("epoch", 0) > cfg.epochs:

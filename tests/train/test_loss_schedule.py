@@ -1,12 +1,17 @@
-"""Label-smoothing KL loss against the dense reference; the Noam schedule."""
+"""Label-smoothing KL loss against the dense reference; the Noam schedule and its cooldown."""
 
 from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
 
+from nmt.train.loop import train
 from nmt.train.loss import LabelSmoothingKL
 from nmt.train.schedule import build_optimizer, noam_lr
+from support.train import TINY_MODEL, copy_corpus, tiny_train
 
 
 def dense_reference(logits: torch.Tensor, target: torch.Tensor, eps: float, pad: int = 0) -> torch.Tensor:
@@ -63,3 +68,45 @@ def test_optimizer_follows_the_schedule() -> None:
         model(torch.randn(2, 4)).sum().backward()
         opt.step()
         sched.step()
+
+
+def test_cooldown_anneals_the_last_share_linearly_to_zero() -> None:
+    d, warmup, total = 256, 100, 1000
+    plain = [noam_lr(s, d, warmup, 0.7) for s in range(1, total + 1)]
+    cooled = [noam_lr(s, d, warmup, 0.7, total=total, cooldown=0.3) for s in range(1, total + 1)]
+    assert cooled[:701] == plain[:701]  # warm-up and the paper's decay untouched before the last 30%
+    assert cooled[701] == pytest.approx(plain[701] * 299 / 300)  # update 702: the first annealed one
+    assert cooled[-1] == pytest.approx(plain[-1] / 300)  # the last planned update: one step above 0
+    assert all(a > b for a, b in zip(cooled[700:], cooled[701:], strict=False))
+    assert noam_lr(total + 5, d, warmup, 0.7, total=total, cooldown=0.3) == 0.0  # past the plan: no updates
+    assert noam_lr(total, d, warmup, 0.7, total=None, cooldown=0.3) == plain[-1]  # no plan: the paper's rate
+
+
+def test_optimizer_anneals_to_the_planned_total() -> None:
+    model = torch.nn.Linear(4, 4)
+    opt, sched = build_optimizer(model, d_model=64, warmup=5, factor=1.0, total=20, cooldown=0.5)
+    rates = []
+    for _ in range(20):
+        rates.append(opt.param_groups[0]["lr"])
+        model(torch.randn(2, 4)).sum().backward()
+        opt.step()
+        sched.step()
+    assert rates[9] == pytest.approx(noam_lr(10, 64, 5, 1.0))
+    assert rates[-1] == pytest.approx(noam_lr(20, 64, 5, 1.0) / 10)
+    assert opt.param_groups[0]["lr"] == 0.0
+
+
+def test_a_training_run_anneals_to_zero_at_its_last_update(tmp_path: Path, caplog) -> None:
+    """The loop plans epochs x an epoch's updates: the rate after the last one is 0, the first half untouched;
+    changing the epochs changes where the cooldown ends, so a checkpoint of the other plan is not resumed."""
+    tokens, vocab = copy_corpus(tmp_path / "corpus", n_train=120, n_val=16)
+    cfg = tiny_train(epochs=2, cooldown=0.5, log_every=1, patience=2, val_bleu_sentences=0)
+    _, prog = train(TINY_MODEL, cfg, vocab, tokens, tmp_path / "run")
+    rates = [r["lr"] for r in prog.history if "lr" in r]  # each: the rate of the update after that record's
+    assert len(rates) == prog.step and prog.step % 2 == 0
+    assert rates[-1] == 0.0 and min(rates[:-1]) > 0.0
+    half = prog.step // 2
+    assert rates[half - 2] == pytest.approx(noam_lr(half, TINY_MODEL.d_model, cfg.warmup, cfg.lr_factor))
+    assert rates[-2] == pytest.approx(noam_lr(prog.step, TINY_MODEL.d_model, cfg.warmup, cfg.lr_factor) / half)
+    _, longer = train(TINY_MODEL, replace(cfg, epochs=3, patience=3), vocab, tokens, tmp_path / "run")
+    assert "where train.cooldown anneals to" in caplog.text and longer.step == 3 * half
