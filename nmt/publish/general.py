@@ -2,8 +2,9 @@
 
 Rendered by general/dvc.yaml's publish stage only (`nmt.publish.stage --general`), from
 `reports/general/<direction>/` (evaluate, export, ctranslate2, train), the Multi30k model's scores
-on the same de->en sets (`reports/general/baseline/metrics.json`, the baseline stage) and the
-package bench (`bench/results/packages.json`). A direction not trained yet is shown as such,
+on the same de->en sets (`reports/general/baseline/metrics.json`, the baseline stage), the
+package bench (`bench/results/packages.json`) and the final-weights bench
+(`bench/results/final_weights.json`). A direction not trained yet is shown as such,
 with the command that trains it.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nmt.publish.sources import Sources, measured, table
+from nmt.publish.sources import Sources, measured, not_yet, table
 
 DIRECTIONS = ("de-en", "en-de")
 BASELINE = "general/baseline/metrics"  # the Multi30k model on the general de->en test sets
@@ -144,3 +145,25 @@ def rounds(s: Sources) -> str:
                       "sacreBLEU / chrF on each test set, one seed each (the same seed); each round's figures are "
                       f"those its run committed ({commits}).", "",
                       f"Source: `bench/results/general_rounds.json`, written by `{res['command']}`."])
+
+
+FINAL_WEIGHTS = ("python -m bench.final_weights --checkpoints models/general/en-de/checkpoints "
+                 "--bin data/general/en-de/bin --vocab data/general/vocab --last 3")
+
+
+def final_weights(s: Sources) -> str:
+    """docs/data.md: a general run's last checkpoint against the averages of its last k, on val (how
+    `train.average_last` was chosen for its schedule)."""
+    if not (s.bench / "final_weights.json").is_file():
+        return not_yet("final_weights", FINAL_WEIGHTS)
+    res = s.result("final_weights")
+    r, t = res["results"], res["results"]["train"]
+    rows = [[row["weights"], ", ".join(f"`{c}`" for c in row["checkpoints"]), f"{row['val_loss']:.4f}",
+             "-" if row["val_bleu_greedy"] is None else f"{row['val_bleu_greedy']:.2f}"] for row in r["rows"]]
+    return "\n".join([table(["final weights", "epoch checkpoints", "val loss", "greedy val BLEU"], rows, "llrr"), "",
+                      f"The run in `{r['checkpoints']}`: {r['step']:,} updates, `train.epochs: {t['epochs']}`, "
+                      f"`cooldown: {t['cooldown']}`, `warmup: {t['warmup']}`, `lr_factor: {t['lr_factor']}`; it "
+                      f"shipped `average_last: {t['average_last']}`. Val loss: label-smoothed, per target token, "
+                      "over the whole val split in fp32 (the train stage's final figure); greedy BLEU: the first "
+                      "val sentences, sacreBLEU on output tokens (a training signal, not a test score).", "",
+                      measured(res, "final_weights")])

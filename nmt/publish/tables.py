@@ -53,6 +53,7 @@ GENERAL_BLOCKS: dict[str, Callable[[Sources], str]] = {
     "general-packages": general.packages,
     "general-peers": general.peers,
     "general-rounds": general.rounds,
+    "general-final-weights": general.final_weights,
 }
 
 __all__ = ["BLOCKS", "GENERAL_BLOCKS", "Sources"]
