@@ -136,6 +136,8 @@ def rounds(s: Sources) -> str:
         names = list(dict.fromkeys(n for d in per if d for n in d["scores"]))
         rows += [[direction, f"`{name}`", *[_cell(d, name) for d in per]] for name in names]
         if names:
+            rows.append([direction, "dev: val loss", *["-" if d is None or "val_loss" not in d["train"] else
+                                                       f"{d['train']['val_loss']:.3f}" for d in per]])
             rows.append([direction, "epochs, updates", *["-" if d is None else
                                                          f"{d['train'].get('epochs')}, {d['train'].get('updates'):,}"
                                                          for d in per]])
@@ -143,7 +145,9 @@ def rounds(s: Sources) -> str:
                         for r in runs)
     return "\n".join([table(["direction", "test set", *[r["label"] for r in runs]], rows, "ll" + "r" * len(runs)), "",
                       "sacreBLEU / chrF on each test set, one seed each (the same seed); each round's figures are "
-                      f"those its run committed ({commits}).", "",
+                      f"those its run committed ({commits}). Dev: the final weights' label-smoothed loss on the "
+                      "mix's val split (the train stage's figure; round 1's val split had no WMT23 references, so "
+                      "its loss compares with the later rounds' only loosely).", "",
                       f"Source: `bench/results/general_rounds.json`, written by `{res['command']}`."])
 
 

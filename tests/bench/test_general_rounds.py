@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench import general_rounds
-from nmt.publish.general import peers
+from nmt.publish.general import peers, rounds
 from nmt.publish.sources import Sources
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,6 +39,9 @@ def test_a_direction_not_retrained_since_an_earlier_round_is_left_out_of_the_lat
     general_rounds.main(["--round", f"one={ROUND_1}", "--round", f"again={ROUND_1}", "--out", str(tmp_path)])
     first, again = json.loads((tmp_path / "general_rounds.json").read_text())["results"]["rounds"]
     assert set(first["directions"]) == {"de-en", "en-de"} and again["directions"] == {}
+    text = rounds(Sources(tmp_path / "reports", tmp_path))  # docs/data.md's block: dev and test, round by round
+    dev = first["directions"]["de-en"]["train"]["val_loss"]
+    assert f"| de-en | dev: val loss | {dev:.3f} | - |" in text and "| en-de | epochs, updates | 7, " in text
 
 
 def test_a_round_without_its_revision_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
