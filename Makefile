@@ -129,6 +129,8 @@ bench: install
 	$(BIN)/python -m bench.moses_proxy --updates 2000
 	$(BIN)/python -m bench.distill_select --data $(SHARED_DATA)/wmt-systems
 	$(BIN)/python -m bench.general_rounds $(GENERAL_ROUNDS)
+	$(BIN)/python -m bench.final_weights --checkpoints models/general/en-de/checkpoints --bin data/general/en-de/bin \
+		--vocab data/general/vocab --last 3  # after a general en-de run: its checkpoints
 	$(BIN)/python -m bench.clean_scale --factors 1 8 32 --mirror $(SHARED_DATA)
 	test -x $(LANGID_VENV)/bin/python || { $(PYTHON) -m venv $(LANGID_VENV) && $(LANGID_VENV)/bin/pip install -q $(LANGID_PEERS); }
 	$(LANGID_VENV)/bin/python -m bench.langid --data $(SHARED_DATA)

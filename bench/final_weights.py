@@ -1,6 +1,6 @@
 """Which weights a finished run should ship, measured on dev: its last epoch checkpoint against the
 average of its last k epoch checkpoints (k = 2 .. --last), each scored as the train stage scores its
-final model: the label-smoothed validation loss over the whole val split (fp32), and greedy BLEU on
+final model on a CPU: the label-smoothed validation loss over the whole val split (fp32), and greedy BLEU on
 the first val sentences (sacreBLEU on output tokens, tokenize=none: a training signal, not a test score).
 
 Nothing is trained: the run's checkpoints (`train.keep_last` of them) are read as they are. It is

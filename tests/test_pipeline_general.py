@@ -69,7 +69,8 @@ def build(root: Path, mirror: Path, baseline_model: Path) -> Path:
         shutil.copy(ROOT / name, root / name)
     shutil.copytree(ROOT / "docs", root / "docs")
     for name in ("reports/export.json", "reports/ctranslate2.json", "bench/results/packages.json",
-                 "bench/results/peers_published.json", "bench/results/general_rounds.json"):
+                 "bench/results/peers_published.json", "bench/results/general_rounds.json",
+                 "bench/results/final_weights.json"):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, root / name)  # the Multi30k package's figures and the benches, as committed
     (root / "models").mkdir()

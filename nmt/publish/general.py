@@ -138,8 +138,8 @@ def rounds(s: Sources) -> str:
         if names:
             rows.append([direction, "dev: val loss", *["-" if d is None or "val_loss" not in d["train"] else
                                                        f"{d['train']['val_loss']:.3f}" for d in per]])
-            rows.append([direction, "epochs, updates", *["-" if d is None else
-                                                         f"{d['train'].get('epochs')}, {d['train'].get('updates'):,}"
+            rows.append([direction, "epochs, updates", *["-" if d is None or "updates" not in d["train"] else
+                                                         f"{d['train'].get('epochs')}, {d['train']['updates']:,}"
                                                          for d in per]])
     commits = "; ".join(r["label"] + ": " + ", ".join(f"{k} `{d['commit'][:8]}`" for k, d in r["directions"].items())
                         for r in runs)
@@ -168,6 +168,6 @@ def final_weights(s: Sources) -> str:
                       f"The run in `{r['checkpoints']}`: {r['step']:,} updates, `train.epochs: {t['epochs']}`, "
                       f"`cooldown: {t['cooldown']}`, `warmup: {t['warmup']}`, `lr_factor: {t['lr_factor']}`; it "
                       f"shipped `average_last: {t['average_last']}`. Val loss: label-smoothed, per target token, "
-                      "over the whole val split in fp32 (the train stage's final figure); greedy BLEU: the first "
+                      "over the whole val split in fp32 on a CPU (the train stage's final figure there); greedy BLEU: the first "
                       "val sentences, sacreBLEU on output tokens (a training signal, not a test score).", "",
                       measured(res, "final_weights")])

@@ -53,7 +53,8 @@ def test_scores_the_last_checkpoint_and_each_average(tmp_path: Path) -> None:
     assert "Not measured on this machine yet" in final_weights_block(Sources(tmp_path, tmp_path))
 
 
-def test_a_folder_without_checkpoints_is_refused_with_a_message(tmp_path: Path, capsys) -> None:
+def test_a_folder_without_checkpoints_is_refused_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                                ) -> None:
     with pytest.raises(SystemExit) as exc:
         final_weights.main(["--checkpoints", str(tmp_path), "--bin", str(tmp_path), "--vocab", str(tmp_path)])
     assert exc.value.code == 2 and "no epoch checkpoints there" in capsys.readouterr().err

@@ -96,7 +96,7 @@ def test_optimizer_anneals_to_the_planned_total() -> None:
     assert opt.param_groups[0]["lr"] == 0.0
 
 
-def test_a_training_run_anneals_to_zero_at_its_last_update(tmp_path: Path, caplog) -> None:
+def test_a_training_run_anneals_to_zero_at_its_last_update(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """The loop plans epochs x an epoch's updates: the rate after the last one is 0, the first half untouched;
     changing the epochs changes where the cooldown ends, so a checkpoint of the other plan is not resumed."""
     tokens, vocab = copy_corpus(tmp_path / "corpus", n_train=120, n_val=16)
