@@ -168,6 +168,7 @@ def final_weights(s: Sources) -> str:
                       f"The run in `{r['checkpoints']}`: {r['step']:,} updates, `train.epochs: {t['epochs']}`, "
                       f"`cooldown: {t['cooldown']}`, `warmup: {t['warmup']}`, `lr_factor: {t['lr_factor']}`; it "
                       f"shipped `average_last: {t['average_last']}`. Val loss: label-smoothed, per target token, "
-                      "over the whole val split in fp32 on a CPU (the train stage's final figure there); greedy BLEU: the first "
-                      "val sentences, sacreBLEU on output tokens (a training signal, not a test score).", "",
+                      "over the whole val split in fp32 on a CPU (the train stage's final figure there); greedy "
+                      "BLEU: the first val sentences, sacreBLEU on output tokens (a training signal, not a test "
+                      "score).", "",
                       measured(res, "final_weights")])
