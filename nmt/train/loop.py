@@ -31,6 +31,7 @@ from nmt.model.transformer import Transformer, build_model
 from nmt.text.vocabularies import Vocabularies, load_vocabularies
 from nmt.train.batching import (
     Pairs,
+    TrainingData,
     collate,
     epoch_pairs,
     length_batches,
@@ -106,7 +107,7 @@ def setup(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
     data = load_training_data(cfg, vocabs, tokens_dir, bin_dir)
     model = build_model(model_cfg, vocabs.src, vocabs.tgt).to(device)
     optimizer, scheduler = build_optimizer(model, model_cfg.d_model, cfg.warmup, cfg.lr_factor,
-                                           total=planned_updates(cfg, data.train, info), cooldown=cfg.cooldown)
+                                           total=planned_updates(cfg, data, vocabs, info), cooldown=cfg.cooldown)
     criterion = LabelSmoothingKL(len(vocabs.tgt), cfg.label_smoothing)
     ckpts = checkpoint.CheckpointDir(ckpt_dir, cfg.keep_last)
     prog = _resume(ckpts, model_cfg, cfg, vocabs, model, optimizer, scheduler, info)
@@ -124,12 +125,15 @@ def setup(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
     return run, prog or Progress()
 
 
-def planned_updates(cfg: TrainConfig, pairs, info: Dist) -> int | None:
+def planned_updates(cfg: TrainConfig, data: TrainingData, vocabs: Vocabularies, info: Dist) -> int | None:
     """The updates the run will make, which `train.cooldown` anneals towards: epochs x the first epoch's
-    updates on this rank (BPE-dropout's fresh segmentations change an epoch's count by a few batches),
-    or `train.max_steps` if fewer. None without a cooldown (nothing needs it)."""
+    updates on this rank, or `train.max_steps` if fewer; None without a cooldown (nothing needs it).
+    Under BPE-dropout the first epoch is segmented as it will train; later epochs' fresh segmentations
+    may differ by a few batches, and updates past the plan run at rate 0."""
     if cfg.cooldown <= 0:
         return None
+    pairs = data.train if cfg.bpe_dropout <= 0 else epoch_pairs(data.tokens, vocabs, cfg.max_len, cfg.bpe_dropout,
+                                                               cfg.seed, 0)
     batches = shard(length_batches(*lengths(pairs), cfg.max_tokens, cfg.seed, 0), info.rank, info.world)
     total = cfg.epochs * -(-len(batches) // cfg.accum_steps)
     return total if cfg.max_steps is None else min(total, cfg.max_steps)

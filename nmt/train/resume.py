@@ -43,7 +43,8 @@ def state_dict(model: Transformer, model_cfg: ModelConfig, cfg: TrainConfig, voc
     return state
 
 
-# train settings that may change between an interrupted run and its resumption
+# train settings that may change between an interrupted run and its resumption (epochs and max_steps not
+# with train.cooldown > 0: they move where the rate anneals to, see resume_conflict)
 _RESUME_FREE = {"epochs", "max_steps", "patience", "log_every", "save_every", "num_threads", "compile", "device",
                 "max_val_loss", "keep_last", "average_last"}
 
@@ -80,10 +81,10 @@ def resume_conflict(state: dict[str, Any], model_cfg: ModelConfig, cfg: TrainCon
     for side in ("src", "tgt"):
         if state["vocab"]["manifest"][side]["sha256"] != vocabs.manifest[side]["sha256"]:
             return "the vocabulary was rebuilt"
-    # a shorter budget than the checkpoint has done is another run, not this one continued
     if cfg.cooldown > 0 and (state["train_config"].get("epochs"), state["train_config"].get("max_steps")) != (
             cfg.epochs, cfg.max_steps):
         return "train.epochs or train.max_steps changed, and with them where train.cooldown anneals to"
+    # a shorter budget than the checkpoint has done is another run, not this one continued
     if cfg.max_steps is not None and state.get("step", 0) > cfg.max_steps:
         return f"it is {state['step']} updates in, past train.max_steps={cfg.max_steps}"
     if state.get("epoch", 0) > cfg.epochs:

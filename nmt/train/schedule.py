@@ -12,6 +12,8 @@ annealed than at the inverse-square-root rate, which has only halved after 4x th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 
@@ -28,6 +30,22 @@ def noam_lr(step: int, d_model: int, warmup: int, factor: float, total: int | No
     return rate
 
 
+@dataclass
+class NoamSchedule:
+    """The multiplier LambdaLR applies after `done` updates: the rate of update `done + 1`. A callable
+    object rather than a lambda, so the scheduler's state_dict keeps these fields and a resumed run
+    anneals towards the total it planned when it started."""
+
+    d_model: int
+    warmup: int
+    factor: float
+    total: int | None = None  # the planned updates (None: no cooldown)
+    cooldown: float = 0.0  # the share of `total` annealed to 0 at the end
+
+    def __call__(self, done: int) -> float:
+        return noam_lr(done + 1, self.d_model, self.warmup, self.factor, self.total, self.cooldown)
+
+
 def build_optimizer(model: nn.Module, d_model: int, warmup: int, factor: float, weight_decay: float = 0.0,
                     total: int | None = None, cooldown: float = 0.0,
                     ) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
@@ -37,6 +55,5 @@ def build_optimizer(model: nn.Module, d_model: int, warmup: int, factor: float, 
     fused = all(p.device.type in ("cpu", "cuda") for p in params)
     optimizer = torch.optim.Adam(params, lr=1.0, betas=(0.9, 0.98), eps=1e-9, weight_decay=weight_decay,
                                  fused=fused or None)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda done: noam_lr(done + 1, d_model, warmup, factor, total, cooldown))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, NoamSchedule(d_model, warmup, factor, total, cooldown))
     return optimizer, scheduler

@@ -110,3 +110,38 @@ def test_a_training_run_anneals_to_zero_at_its_last_update(tmp_path: Path, caplo
     assert rates[-2] == pytest.approx(noam_lr(prog.step, TINY_MODEL.d_model, cfg.warmup, cfg.lr_factor) / half)
     _, longer = train(TINY_MODEL, replace(cfg, epochs=3, patience=3), vocab, tokens, tmp_path / "run")
     assert "where train.cooldown anneals to" in caplog.text and longer.step == 3 * half
+
+
+def test_a_resumed_scheduler_keeps_the_plan_it_started_with() -> None:
+    """The schedule is saved with the scheduler's state: a resumed run anneals towards its own total."""
+    model = torch.nn.Linear(4, 4)
+    opt, sched = build_optimizer(model, d_model=64, warmup=5, factor=1.0, total=20, cooldown=0.5)
+    for _ in range(12):
+        opt.step()
+        sched.step()
+    opt2, sched2 = build_optimizer(model, d_model=64, warmup=5, factor=1.0, total=99, cooldown=0.5)
+    opt2.load_state_dict(opt.state_dict())
+    sched2.load_state_dict(sched.state_dict())
+    assert sched2.lr_lambdas[0].total == 20
+    assert sched2.get_last_lr()[0] == pytest.approx(noam_lr(13, 64, 5, 1.0, total=20, cooldown=0.5))
+
+
+def test_the_plan_under_bpe_dropout_counts_the_first_epoch_as_it_trains(tmp_path: Path) -> None:
+    from nmt.config.data import VocabConfig
+    from nmt.text.vocabularies import load_vocabularies
+    from nmt.train.batching import epoch_pairs, length_batches, lengths, load_training_data
+    from nmt.train.distributed import Dist
+    from nmt.train.loop import planned_updates
+
+    tokens, vocab = copy_corpus(tmp_path / "bpe", n_train=120, n_val=16, symbols=30,
+                                vocab=VocabConfig(kind="bpe", joint=True, min_freq=1, bpe_merges=40))
+    vocabs = load_vocabularies(vocab)
+    cfg = tiny_train(epochs=3, cooldown=0.3, bpe_dropout=0.3, max_tokens=64)
+    data = load_training_data(cfg, vocabs, tokens, None)
+    first = epoch_pairs(data.tokens, vocabs, cfg.max_len, cfg.bpe_dropout, cfg.seed, 0)
+    plain = len(length_batches(*lengths(data.train), cfg.max_tokens, cfg.seed, 0))
+    dropped = len(length_batches(*lengths(first), cfg.max_tokens, cfg.seed, 0))
+    assert dropped > plain  # finer pieces: more batches than the deterministic segmentation makes
+    assert planned_updates(cfg, data, vocabs, Dist()) == 3 * dropped
+    assert planned_updates(replace(cfg, max_steps=5), data, vocabs, Dist()) == 5
+    assert planned_updates(replace(cfg, cooldown=0.0), data, vocabs, Dist()) is None
