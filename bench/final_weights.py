@@ -25,10 +25,10 @@ import torch
 from bench.common.record import write_result
 from nmt.model import checkpoint
 from nmt.model.transformer import build_model
-from nmt.text.vocabularies import load_vocabularies
+from nmt.text.vocabularies import Vocabularies, load_vocabularies
 from nmt.train.loss import LabelSmoothingKL
 from nmt.train.monitor import greedy_bleu, validation_loss
-from nmt.train.pairs import bin_direction, open_split
+from nmt.train.pairs import PairArrays, bin_direction, open_split
 
 log = logging.getLogger("bench.final_weights")
 
@@ -40,15 +40,13 @@ def candidates(paths: list[Path], last: int) -> list[tuple[str, list[Path]]]:
     return out
 
 
-def score(paths: list[Path], vocab_dir: Path, bin_dir: Path, bleu_sentences: int) -> dict[str, Any]:
-    """Val loss and greedy val BLEU of the mean of `paths`' weights (one path: that checkpoint)."""
-    state = checkpoint.load(paths[-1])
-    vocabs = load_vocabularies(vocab_dir, bin_direction(bin_dir))
-    checkpoint.check_vocab_hashes(state, vocabs, paths[-1])
+def score(paths: list[Path], state: dict[str, Any], vocabs: Vocabularies, val: PairArrays,
+          bleu_sentences: int) -> dict[str, Any]:
+    """Val loss and greedy val BLEU of the mean of `paths`' weights (one path: that checkpoint, `state`'s
+    weights); `state` is the newest checkpoint, whose model and train settings the run shares."""
     model = build_model(checkpoint.model_config_of(state), vocabs.src, vocabs.tgt)
     model.load_state_dict(checkpoint.average(paths) if len(paths) > 1 else state["model"])
     train_cfg = state["train_config"]
-    val = open_split(bin_dir, "val", vocabs)
     started = time.perf_counter()
     loss = validation_loss(model, val, LabelSmoothingKL(len(vocabs.tgt), train_cfg["label_smoothing"]),
                            train_cfg["max_tokens"], torch.device("cpu"), autocast=False)
@@ -72,12 +70,15 @@ def main(argv: list[str] | None = None) -> int:
     paths = checkpoint.CheckpointDir(args.checkpoints, keep=max(args.last, 1)).epochs()
     if not paths:
         p.error(f"--checkpoints {args.checkpoints}: no epoch checkpoints there (epoch-*.pt); is it a run's folder?")
+    state = checkpoint.load(paths[-1])
+    vocabs = load_vocabularies(args.vocab, bin_direction(args.bin))
+    checkpoint.check_vocab_hashes(state, vocabs, paths[-1])
+    val = open_split(args.bin, "val", vocabs)
     rows = []
     for label, chosen in candidates(paths, args.last):
-        row = {"weights": label, **score(chosen, args.vocab, args.bin, args.bleu_sentences)}
+        row = {"weights": label, **score(chosen, state, vocabs, val, args.bleu_sentences)}
         log.info("%s: val_loss %.4f, greedy val BLEU %s", label, row["val_loss"], row["val_bleu_greedy"])
         rows.append(row)
-    state = checkpoint.load(paths[-1])
     kwargs = {} if args.out is None else {"out_dir": args.out}
     write_result("final_weights", {"checkpoints": str(args.checkpoints), "step": state.get("step"),
                                     "train": {k: state["train_config"].get(k) for k in
