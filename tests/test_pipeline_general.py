@@ -70,7 +70,7 @@ def build(root: Path, mirror: Path, baseline_model: Path) -> Path:
     shutil.copytree(ROOT / "docs", root / "docs")
     for name in ("reports/export.json", "reports/ctranslate2.json", "bench/results/packages.json",
                  "bench/results/peers_published.json", "bench/results/general_rounds.json",
-                 "bench/results/final_weights.json"):
+                 "bench/results/final_weights.json", "bench/results/decode_tune.json"):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, root / name)  # the Multi30k package's figures and the benches, as committed
     (root / "models").mkdir()

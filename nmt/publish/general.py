@@ -3,9 +3,9 @@
 Rendered by general/dvc.yaml's publish stage only (`nmt.publish.stage --general`), from
 `reports/general/<direction>/` (evaluate, export, ctranslate2, train), the Multi30k model's scores
 on the same de->en sets (`reports/general/baseline/metrics.json`, the baseline stage), the
-package bench (`bench/results/packages.json`) and the final-weights bench
-(`bench/results/final_weights.json`). A direction not trained yet is shown as such,
-with the command that trains it.
+package bench (`bench/results/packages.json`), the final-weights bench
+(`bench/results/final_weights.json`) and the decoding bench (`bench/results/decode_tune.json`). A
+direction not trained yet is shown as such, with the command that trains it.
 """
 
 from __future__ import annotations
@@ -172,3 +172,33 @@ def final_weights(s: Sources) -> str:
                       "BLEU: the first val sentences, sacreBLEU on output tokens (a training signal, not a test "
                       "score).", "",
                       measured(res, "final_weights")])
+
+
+DECODE_TUNE = ("python -m bench.decode_tune --params general/params.yaml --data data/general/validated "
+               "--gate reports/general/validation/raw.json --models models/general/de-en/model.pt "
+               "models/general/en-de/model.pt --settings ...")
+
+
+def decode_tune(s: Sources) -> str:
+    """docs/data.md: the general models' beam size and length penalty on each dev source (how
+    general/params.yaml's `evaluate.beam_size` and `alpha` were chosen)."""
+    if not (s.bench / "decode_tune.json").is_file():
+        return not_yet("decode_tune", DECODE_TUNE)
+    res = s.result("decode_tune")
+    r = res["results"]
+    parts = []
+    for run in r["directions"]:
+        names = list(run["rows"][0]["sources"])
+        rows = [[f"beam {row['beam_size']}, alpha {row['alpha']:g}",
+                 *[f"{row['sources'][n]['sacrebleu']:.2f} ({row['sources'][n]['length_ratio']:.2f})" for n in names],
+                 f"{row['mean_sacrebleu']:.2f}"] for row in run["rows"]]
+        parts += [f"**{run['direction']}** (`{run['model']}`):", "",
+                  table(["decoding", *[f"`{n}`" for n in names], "mean"], rows, "l" + "r" * (len(names) + 1)), ""]
+    best = r["best"]
+    n = "all the" if not r["per_source"] else f"at most {r['per_source']:,} evenly spaced"
+    parts += [f"sacreBLEU (length ratio) on {n} lines of each dev source of the val split ("
+              + ", ".join(f"`{k}` {v:,} of {r['sources'][k]:,}" for k, v in r["decoded"].items())
+              + "); mean: over the sources. "
+              f"Best mean over both directions: beam {best['beam_size']}, alpha {best['alpha']:g} (means: "
+              + ", ".join(f"{k} {v:.2f}" for k, v in r["means"].items()) + ").", "", measured(res, "decode_tune")]
+    return "\n".join(parts)

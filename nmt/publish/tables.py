@@ -54,6 +54,7 @@ GENERAL_BLOCKS: dict[str, Callable[[Sources], str]] = {
     "general-peers": general.peers,
     "general-rounds": general.rounds,
     "general-final-weights": general.final_weights,
+    "general-decode-tune": general.decode_tune,
 }
 
 __all__ = ["BLOCKS", "GENERAL_BLOCKS", "Sources"]
