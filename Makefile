@@ -99,7 +99,8 @@ SHARED_DATA ?= ../shared/data
 # bench/general_rounds.py: each round of the general models, the commit whose reports hold its run
 GENERAL_ROUNDS := --round "round 1: Multi30k, Tatoeba 2018, WMT news 2008-2012=38af36f" \
 	--round "round 2: + WMT23 systems (consensus), 4 epochs=67c1b5c" \
-	--round "round 3: 3 epochs, the last 30% annealed (cooldown)=c94d728"
+	--round "round 3: 3 epochs, the last 30% annealed (cooldown)=c94d728" \
+	--round "round 3, decoded at alpha 1.4 (chosen on dev; de-en trained)=9e040ea"
 # bench/decode_tune.py: the beam sizes and length penalties the general models are compared at on dev
 DECODE_SETTINGS := 5:0.6 5:1.0 5:1.4 5:1.8 5:2.2
 # bench/langid.py's detectors are no dependencies of ours: a scratch venv of their own (made once; needs an index)
