@@ -24,7 +24,7 @@ import logging
 import math
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import mean
 from typing import Any
@@ -88,10 +88,11 @@ def score(hypotheses: list[str], references: list[str]) -> dict[str, float]:
 def tune_direction(model: Path, settings: list[Decoding], dev: dict[str, dict[str, list[str]]],
                    batch_size: int) -> dict[str, Any]:
     """Every setting on every dev source of one direction's model."""
+    loaded = Translator.from_file(model, settings[0], batch_size=batch_size)  # the model read once
+    src, tgt = loaded.vocabs.src_lang, loaded.vocabs.tgt_lang
     rows = []
     for decoding in settings:
-        translator = Translator.from_file(model, decoding, batch_size=batch_size)
-        src, tgt = translator.vocabs.src_lang, translator.vocabs.tgt_lang
+        translator = replace(loaded, beam_size=decoding.beam_size, alpha=decoding.alpha, max_extra=decoding.max_extra)
         started, per_source = time.perf_counter(), {}
         for name, sides in dev.items():
             per_source[name] = score(translator.translate(sides[src]), sides[tgt])
