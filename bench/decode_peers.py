@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common.record import RESULTS, write_result
+from nmt import ranking
 
 ROOT = Path(__file__).resolve().parents[1]
 BATCH = 64
@@ -202,7 +203,7 @@ def main() -> None:
                           f"{cell['sentences_per_s']:8.1f} sentences/s  "
                           f"sacreBLEU {cell['sacrebleu']:6.2f}  identical to torch {cell['identical_to_torch']:6.1%}"
                           f"{'' if cell['ok'] else '  FAILED: ' + cell['check']}", flush=True)
-                best = max(cells, key=lambda name: cells[name]["sentences_per_s"])
+                best = ranking.best(cells, lambda name, cells=cells: cells[name]["sentences_per_s"])
                 rows.append({"engine": engine, "precision": precision, "cells": cells, "best_layout": best,
                              "best_sentences_per_s": cells[best]["sentences_per_s"]})
             ratios = {}

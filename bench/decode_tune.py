@@ -4,7 +4,8 @@ lines may be in an order, Tatoeba's by length), (Multi30k val, newstest2013, the
 WMT23/24 references, the Tatoeba dev share) at each `BEAM:ALPHA` setting, as the evaluate stage
 decodes (`nmt.decode.translator.Translator`, the same search); recorded per source: sacreBLEU
 (detokenized, cased, 13a) and the length ratio, and their mean over the sources. The setting with the
-best mean over both directions' sources is the one to state in general/params.yaml's `evaluate`
+best mean over both directions' sources (rounded to 2 decimals as written; a tie: the setting listed
+first, nmt/ranking.py) is the one to state in general/params.yaml's `evaluate`
 section. No test set is decoded.
 
 The val split is cut into its sources as the data stage wrote it (nmt.data.mixing: the dev sources in
@@ -32,6 +33,7 @@ from typing import Any
 import torch
 
 from bench.common.record import write_result
+from nmt import ranking
 from nmt.config.data import DataConfig
 from nmt.config.evaluate import Decoding
 from nmt.config.loader import load_sections
@@ -143,15 +145,16 @@ def main(argv: list[str] | None = None) -> int:
         for name, start, end in segments:
             dev[name][lang] = lines[start:end:spacing(end - start, args.per_source)]
     directions = [tune_direction(m, args.settings, dev, args.batch_size) for m in args.models]
-    means = {label(d): mean(r["mean_sacrebleu"] for run in directions for r in run["rows"]
-                            if (r["beam_size"], r["alpha"]) == (d.beam_size, d.alpha)) for d in args.settings}
-    best = max(args.settings, key=lambda d: means[label(d)])
+    means = {label(d): round(mean(r["mean_sacrebleu"] for run in directions for r in run["rows"]
+                                  if (r["beam_size"], r["alpha"]) == (d.beam_size, d.alpha)), 2) for d in args.settings}
+    # the written (rounded) means decide, so the result file shows why; a tie: the setting listed first
+    best = ranking.best(args.settings, lambda d: means[label(d)])
     log.info("best on dev: %s (mean sacreBLEU %.2f over both directions' sources)", label(best), means[label(best)])
     kwargs = {} if args.out is None else {"out_dir": args.out}
     write_result("decode_tune", {"per_source": args.per_source, "sources": {n: e - s for n, s, e in segments},
                                  "decoded": {n: len(sides[mix.languages[0]]) for n, sides in dev.items()},
                                  "directions": directions,
-                                 "means": {k: round(v, 2) for k, v in means.items()},
+                                 "means": means,
                                  "best": {"beam_size": best.beam_size, "alpha": best.alpha}}, repeats=1, **kwargs)
     return 0
 

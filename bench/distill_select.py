@@ -31,6 +31,7 @@ from typing import Any
 from sacrebleu.metrics import BLEU, CHRF
 
 from bench.common.record import RESULTS, write_result
+from nmt import ranking
 from nmt.config.systems import NO_REFERENCE
 from nmt.data.consensus import choose
 from nmt.data.systems import template
@@ -80,7 +81,7 @@ def measure_set(folder: Path, prefix: str, lang: str, ref_names: list[str]) -> d
     train = [source[i] for i, ok in enumerate(has_ref) if not ok]
     templates = Counter(template(line) for line in train)
     return {"systems": systems, "dev_lines": len(dev), "references": ref_names, "rules": rules,
-            "systems_alone": alone, "best_system": max(alone, key=lambda n: alone[n]["chrf"]),
+            "systems_alone": alone, "best_system": ranking.best(alone, lambda n: alone[n]["chrf"]),
             "training_lines": len(train), "templates": len(templates),
             "lines_in_repeated_templates": sum(c for c in templates.values() if c > 1),
             "lines_over_template": {m: sum(max(0, c - m) for c in templates.values()) for m in (1, 2, 4)}}
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {r['dev_lines']} dev lines, chrF/BLEU: {rows}; best system alone {r['best_system']} "
               f"{r['systems_alone'][r['best_system']]['chrf']:.1f}", flush=True)
     for r in results.values():
-        r["best_rule"] = max(r["rules"], key=lambda k, rules=r["rules"]: rules[k]["chrf"])
+        r["best_rule"] = ranking.best(r["rules"], lambda k, rules=r["rules"]: rules[k]["chrf"])
     write_result("distill_select", results, repeats=1, out_dir=args.out)
     return 0
 

@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from bench.common.record import write_result
+from nmt import ranking
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = ("detokenized", "as published", "filtered")
@@ -98,7 +99,7 @@ def main() -> None:
                              "onmt_dropped": onmt.get("dropped", {}), "seconds": round(time.perf_counter() - start, 1)}
             print(f"{variant:>13}: newstest2013 loss {trained['val_loss']:.4f} after {trained['updates']} updates, "
                   f"{rows[variant]['train_pairs']:,} training pairs ({onmt.get('pairs_out', 0):,} from the sample)")
-    best = min(rows, key=lambda v: rows[v]["dev_loss"])
+    best = ranking.best(rows, lambda v: rows[v]["dev_loss"], higher=False)
     print(f"lowest dev loss: {best}")
     write_result("moses_proxy", {"variants": rows, "best": best, "dev": "newstest2013",
                                  "updates": args.updates}, repeats=1)

@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from bench.common.record import write_result
+from nmt import ranking
 
 ROOT = Path(__file__).resolve().parents[1]
 CANDIDATES = {  # name: model section overrides (Vaswani et al. 2017, Table 3: base 6 / 512 / 8 / 2048)
@@ -81,7 +82,7 @@ def main() -> None:
         row["schedule_minutes"] = round(epochs * updates_per_epoch * row["seconds_per_update"] / 60, 1)
         row["fits"] = row["schedule_minutes"] <= args.budget_min
     fitting = [n for n, r in rows.items() if r["fits"]]
-    choice = min(fitting, key=lambda n: rows[n]["dev_loss"]) if fitting else None
+    choice = ranking.best(fitting, lambda n: rows[n]["dev_loss"], higher=False) if fitting else None
     print(f"chosen: {choice} (lowest dev loss among those whose {epochs}-epoch schedule fits {args.budget_min:g} min)")
     write_result("pilots", {"candidates": rows, "choice": choice, "updates": args.updates, "epochs": epochs,
                             "updates_per_epoch": updates_per_epoch, "budget_min": args.budget_min,

@@ -22,6 +22,7 @@ from flows.evidence import markdown as evidence_markdown
 from flows.gto_registry import Registry, RegistryError
 from flows.promotion import ChampionUnavailable, by_evidence, no_packages
 from flows.side_by_side import SideBySide
+from nmt import ranking
 from nmt.config.promote import PromoteConfig
 
 
@@ -76,8 +77,8 @@ def decide(challenger: dict[str, dict[str, float]], champion: dict[str, dict[str
         if new is None:
             return Decision(False, f"not scored on {test_set}, where the champion was", challenger, champion,
                             champion_version, rows)
-        drop = round(best["sacrebleu"] - new["sacrebleu"], 6)  # 38.0 - 37.8 is 0.2000000000000028
-        if not drop <= max_bleu_drop:  # NaN included
+        drop = best["sacrebleu"] - new["sacrebleu"]  # 38.0 - 37.8 is 0.2000000000000028: within() rounds
+        if not ranking.within(drop, max_bleu_drop):  # NaN included
             return Decision(False, f"sacreBLEU on {test_set} {new['sacrebleu']:.2f} "
                             f"vs champion {best['sacrebleu']:.2f}: "
                             f"{drop:.2f} worse, more than max_bleu_drop {max_bleu_drop:g}", challenger, champion,

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.tools import ToolMissing, dvc_command, tool_env
+from nmt import ranking
 from nmt.files.atomic import atomic_write_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +85,7 @@ def _value(v: Any) -> str:
 
 def table_markdown(rows: Sequence[Experiment], split: str) -> str:
     common = shared_changes(rows)
-    ranked = sorted(rows, key=lambda r: -float(r.scores.get("sacrebleu", float("-inf"))))
+    ranked = ranking.ranked(rows, lambda r: float(r.scores.get("sacrebleu", float("-inf"))))
     lines = [f"Scores on `{split}` (beam and length penalty as in the row's `evaluate` params), best first. "
              "Every run here: " + (", ".join(f"`{k}={_value(v)}`" for k, v in sorted(common.items())) or "-") + ".",
              "",

@@ -22,7 +22,7 @@ PIPELINES = ("dvc.yaml", "general/dvc.yaml")  # the default pipeline and the gen
 STAGES = {f"{file}:{name}": body.get("do", body) for file in PIPELINES  # a foreach stage: its `do`, once
           for name, body in yaml.safe_load((ROOT / file).read_text())["stages"].items()}
 # pipeline order: a module may import from its own part and earlier ones only
-ORDER = ["errors", "files", "config", "command", "gates", "text", "data", "model", "decode", "train",
+ORDER = ["errors", "ranking", "files", "config", "command", "gates", "text", "data", "model", "decode", "train",
          "evaluate", "runtime", "export", "serve", "drift", "publish", "cli"]
 TORCH_FREE = ("nmt/text", "nmt/runtime", "nmt/serve", "nmt/drift", "nmt/publish")
 # nmt/serve/<room>/: a room imports only from itself and the rooms before it; only `api` speaks HTTP

@@ -14,9 +14,12 @@ instead of seconds).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
+
+from nmt import ranking
 
 CHAR_ORDER = 6  # sacreBLEU's chrF defaults
 BETA = 2.0
@@ -77,17 +80,19 @@ def chrf(hypothesis: str, reference: str) -> float:
 
 
 def consensus_scores(outputs: Sequence[str]) -> list[float]:
-    """Each output's mean chrF (as the hypothesis) against every other output (0.0 for a single one)."""
+    """Each output's mean chrF (as the hypothesis) against every other output (0.0 for a single one).
+    Each row is summed exactly (`math.fsum`), so identical outputs score exactly the same whatever
+    their places (a plain sum adds the same numbers in another order and can differ in the last bit)."""
     if len(outputs) < 2:
         return [0.0] * len(outputs)
     scores = pairwise_chrf(outputs)
     np.fill_diagonal(scores, 0.0)
-    return (scores.sum(axis=1) / (len(outputs) - 1)).tolist()
+    return [math.fsum(row) / (len(outputs) - 1) for row in scores.tolist()]
 
 
 def choose(outputs: Sequence[str], select: str, top_k: int = 1) -> list[int]:
     """The indices of the outputs kept for one line, in file order: every one (`all`), the one with
-    the highest consensus score (`consensus`; the first on a tie), or the `top_k` highest (`top_k`).
+    the highest consensus score (`consensus`; the first on a tie: nmt/ranking.py), or the `top_k` highest (`top_k`).
     Identical outputs count as separate votes (several systems agreeing is the signal)."""
     if select == "all" or len(outputs) <= 1:
         return list(range(len(outputs)))
@@ -95,5 +100,5 @@ def choose(outputs: Sequence[str], select: str, top_k: int = 1) -> list[int]:
     if select not in ("consensus", "top_k"):
         raise ValueError(f"unknown select {select!r}")
     scores = consensus_scores(outputs)
-    best = sorted(range(len(outputs)), key=lambda i: (-scores[i], i))[:k]
+    best = ranking.ranked(range(len(outputs)), scores.__getitem__)[:k]
     return sorted(best)

@@ -15,6 +15,8 @@ import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from nmt import ranking
+
 Rows = Any  # a (n, K...) torch tensor or numpy array, indexed [i, k]
 
 
@@ -75,7 +77,7 @@ class Finished:
 
     def best(self) -> list[list[int]]:
         """The highest-scoring hypothesis of each sentence ([] if none finished)."""
-        return [max(h, key=lambda x: x[0])[1].ids if h else [] for h in self.hyps]
+        return [ranking.best(h, lambda x: x[0])[1].ids if h else [] for h in self.hyps]  # a tie: finished first
 
     def nbest(self, n: int) -> list[list[Hypothesis]]:
         """Up to `n` hypotheses of each sentence, best first (equal scores: the one finished
@@ -83,7 +85,7 @@ class Finished:
         out = []
         for h in self.hyps:
             ranked: list[Hypothesis] = []
-            for _, hyp in sorted(h, key=lambda x: -x[0]):
+            for _, hyp in ranking.ranked(h, lambda x: x[0]):
                 if len(ranked) == n:
                     break
                 if all(hyp.ids != r.ids for r in ranked):

@@ -22,6 +22,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from nmt import ranking
 from nmt.command import arg, stage_main
 from nmt.config.evaluate import EvaluateConfig
 from nmt.decode.translator import Translator
@@ -81,13 +82,14 @@ def translate_test_set(translator: Translator, cfg: EvaluateConfig, name: str, d
     sent = sentence_bleu(hypotheses, references)
     rows = [{"test_set": name, "line": i + 1, "bleu": b, "source": s, "reference": r, "hypothesis": h}
             for i, (b, s, r, h) in enumerate(zip(sent, sources, references, hypotheses))]
-    ranked = sorted(rows, key=lambda x: (x["bleu"], -x["line"]))
+
     metrics = {"sacrebleu": scores.sacrebleu, "chrf": scores.chrf, "nltk_bleu": scores.nltk_bleu,
                "sentences": scores.sentences, "length_ratio": scores.length_ratio, "unk_rate": scores.unk_rate,
                "unk_sentences": scores.unk_sentences, "sacrebleu_signature": scores.sacrebleu_signature,
                "chrf_signature": scores.chrf_signature,
                "decoding": {"beam_size": cfg.beam_size, "alpha": cfg.alpha, "max_extra": cfg.max_extra}}
-    detail = {"best": ranked[::-1][:cfg.samples], "worst": ranked[:cfg.samples],
+    detail = {"best": ranking.ranked(rows, lambda x: x["bleu"])[:cfg.samples],  # a tie: the earlier line
+              "worst": ranking.ranked(rows, lambda x: x["bleu"], higher=False)[:cfg.samples],
               "buckets": bleu_by_length(hypotheses, references, [len(t) for t in src_tokens])}
     picks = [i for i, t in enumerate(src_tokens) if 0 < len(t) <= cfg.attention_max_tokens and searched[i]]
     step = max(1, len(picks) // max(1, cfg.attention_samples))

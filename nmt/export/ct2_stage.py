@@ -21,6 +21,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from nmt import ranking
 from nmt.command import arg, stage_main
 from nmt.config.evaluate import Decoding, EvaluateConfig
 from nmt.config.export import ExportConfig
@@ -114,7 +115,7 @@ def ct2_stage(cfg: ExportConfig, decoding: Decoding, paths: Ct2Paths) -> Gate:
                            "sacrebleu_torch": sacrebleu_score(expected, refs),
                            "sacrebleu_ctranslate2": sacrebleu_score(got, refs)}}
         m = metrics[split]
-        gate.check("BLEU", abs(m["sacrebleu_ctranslate2"] - m["sacrebleu_torch"]) <= cfg.max_ct2_bleu_gap,
+        gate.check("BLEU", ranking.within(abs(m["sacrebleu_ctranslate2"] - m["sacrebleu_torch"]), cfg.max_ct2_bleu_gap),
                    f"|CTranslate2 - torch| <= {cfg.max_ct2_bleu_gap:g} sacreBLEU on {split}",
                    f"torch {m['sacrebleu_torch']}, CTranslate2 {m['sacrebleu_ctranslate2']}, "
                    f"{m['identical_lines']:.1%} lines identical")

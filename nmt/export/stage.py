@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from nmt import ranking
 from nmt.command import arg, stage_main
 from nmt.config.data import TokenizeConfig, VocabConfig
 from nmt.config.evaluate import Decoding, EvaluateConfig
@@ -154,7 +155,7 @@ def export_stage(cfg: ExportConfig, decoding: Decoding, paths: ExportPaths,
             cmp = export_checks.compare_texts(translator, onnx, int8, sources, refs)
             metrics[cfg.compare_split] = cmp
             if int8 is not None:
-                gate.check("int8 BLEU", -cmp["int8_bleu_change"] <= cfg.max_int8_bleu_drop,
+                gate.check("int8 BLEU", ranking.within(-cmp["int8_bleu_change"], cfg.max_int8_bleu_drop),
                            f"drop <= {cfg.max_int8_bleu_drop:g} sacreBLEU on {cfg.compare_split}",
                            f"{cmp['sacrebleu_onnx']} -> {cmp['sacrebleu_int8']} ({cmp['int8_bleu_change']:+.2f})")
         card["validation"] = metrics

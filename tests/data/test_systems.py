@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nmt import ranking
 from nmt.config.data import CorpusConfig
 from nmt.config.loader import from_dict
 from nmt.config.systems import systems_source
@@ -69,7 +70,8 @@ def test_max_words_whole_leaves_out_a_long_segment_that_stays_whole(folder: Path
 
 def test_consensus_keeps_one_output_a_line_the_one_the_others_agree_with(folder: Path) -> None:
     pairs = read(folder, select="consensus", split_sentences=False)
-    best = [max("ABC", key=lambda s: consensus_scores([HYPS[x][i] for x in "ABC"])["ABC".index(s)]) for i in range(5)]
+    best = [ranking.best("ABC", lambda s, i=i: consensus_scores([HYPS[x][i] for x in "ABC"])["ABC".index(s)])
+            for i in range(5)]
     assert pairs == [(SRC[i], HYPS[best[i]][i]) for i in range(5)]
     assert best[1] != "C" and best[2] != "C"  # not the French output, not the copy of the source
 

@@ -150,5 +150,5 @@ def test_the_sample_is_the_same_every_run_in_file_order_and_skips_empty_lines() 
     lines = [f"line {i}" for i in range(100)] + ["", "  "]
     first = sample(lines, 10, seed=3)
     assert first == sample(lines, 10, seed=3) and first != sample(lines, 10, seed=4)
-    assert len(first) == 10 and first == sorted(first, key=lines.index)
+    assert len(first) == 10 and first == sorted(first, key=lines.index)  # tie-rule: positions, not scores
     assert sample(lines, 500, seed=3) == lines[:100]

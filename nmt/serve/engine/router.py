@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nmt import ranking
 from nmt.errors import DataError
 from nmt.runtime.package import CARD
 from nmt.serve.engine.package import Engine, Model
@@ -55,7 +56,8 @@ def package_folders(paths: Sequence[Path]) -> list[Path]:
 
 
 def _softmax(scores: dict[str, float], lang: str) -> float:
-    return round(100.0 / sum(math.exp((s - scores[lang]) / TEMPERATURE) for s in scores.values()), 1)
+    """`lang`'s share of the detector's scores, 0-100, unrounded (decisions use it; answers round it)."""
+    return 100.0 / sum(math.exp((s - scores[lang]) / TEMPERATURE) for s in scores.values())
 
 
 class Router:
@@ -110,13 +112,14 @@ class Router:
         scores = self.detector().scores(text)
         if not scores:
             return Detected(UNDETERMINED, 0.0)
-        best = max(scores, key=scores.__getitem__)
-        confidence = _softmax(scores, best)
         served = [lang for lang in self.sources() if lang in scores]
-        if best not in self.sources() and confidence < AMBIGUOUS and served:
-            best = max(served, key=scores.__getitem__)
+        # a tie: the first listed wins (nmt/ranking.py), and the languages a package reads are listed first
+        best = ranking.best([*served, *(lang for lang in scores if lang not in served)], scores.__getitem__)
+        confidence = _softmax(scores, best)
+        if best not in served and confidence < AMBIGUOUS and served:
+            best = ranking.best(served, scores.__getitem__)
             confidence = _softmax(scores, best)
-        return Detected(best, confidence)
+        return Detected(best, round(confidence, 1))
 
     def route_auto(self, detected: Sequence[Detected], target: str) -> list[Engine]:
         """Each text's engine by its detected language (a text without letters, language-neutral,

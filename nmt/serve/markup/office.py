@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nmt import ranking
 from nmt.serve.markup.inline import ATOM, CLOSE, LETTER, OPEN, Tag, Unit, build_unit
 
 log = logging.getLogger(__name__)
@@ -140,7 +141,7 @@ def _segment(bits: list[Bit]) -> Segment:
     for g in groups:
         if g[0].kind == "text" and g[0].container is None:
             sizes[g[0].key] = sizes.get(g[0].key, 0) + len(text[id(g)])
-    base_key = max(sizes, key=sizes.__getitem__) if sizes else None
+    base_key = ranking.best(sizes, sizes.__getitem__) if sizes else None  # a tie: the first in the document
     pieces: list[str | Tag] = []
     stretch: dict[str, Bit] = {}
     base = None
