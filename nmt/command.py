@@ -15,15 +15,16 @@ import dataclasses
 import logging
 import sys
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from nmt.errors import NmtError
+from nmt.errors import ConfigError, NmtError
 
 P = TypeVar("P")  # a stage's paths
 S = TypeVar("S")  # the params.yaml sections a stage reads
 NOISY_LOGGERS = ("great_expectations", "urllib3", "filelock")
+log = logging.getLogger("nmt.command")
 
 
 def arg(help: str, default: Any = dataclasses.MISSING, flag: str | None = None) -> Any:
@@ -83,9 +84,46 @@ def stage_parser(name: str, description: str, paths_cls: type) -> argparse.Argum
 def stage_main(name: str, description: str, paths_cls: type[P], params_cls: type[S], run: Callable[[S, P], object],
                argv: Sequence[str] | None = None) -> int:
     """Parse `argv`, load the stage's sections of params.yaml, run the stage; return the exit status."""
-    from nmt.config.loader import load_sections
-
     args = stage_parser(name, description, paths_cls).parse_args(argv)
     setup_logging(args.verbose)
     paths = paths_cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(paths_cls)})
-    return run_reporting_errors(name, lambda: run(load_sections(args.params, params_cls), paths))
+    return run_reporting_errors(name, lambda: run_with_params(args.params, params_cls, lambda p: run(p, paths)))
+
+
+def run_with_params(params_file: Path, params_cls: type[S], run: Callable[[S], object]) -> None:
+    """Run a stage with its sections of `params_file` as they are now, logged (the values it ran
+    with), and read them again when it is done: DVC records the file's values after the command
+    exits, so an edit made while the stage ran would be recorded as built. Such an edit fails the
+    stage (ConfigError naming the keys): DVC records nothing and the stage stays changed."""
+    from nmt.config.loader import load_sections
+
+    params = load_sections(params_file, params_cls)
+    before = _flat(params)
+    log.info("%s: running with %s", params_file, ", ".join(f"{k}={_short(v)}" for k, v in before.items()))
+    run(params)
+    try:
+        after = _flat(load_sections(params_file, params_cls))
+    except NmtError as exc:
+        raise ConfigError(f"{params_file} changed while the stage ran and no longer loads ({exc}); the outputs "
+                          "were built with the values it started with: fix it and re-run `dvc repro`") from None
+    changed = [f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in dict.fromkeys([*before, *after])
+               if before.get(k) != after.get(k)]
+    if changed:
+        raise ConfigError(f"{params_file} changed while the stage ran ({'; '.join(changed)}); its outputs were "
+                          "built with the values it started with, so this run is not recorded: re-run `dvc repro`")
+
+
+def _short(value: Any, most: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
+def _flat(tree: Any, key: str = "") -> dict[str, Any]:
+    """{'train.lr_factor': 2.0, ...} from the sections' dataclasses and the mappings inside them."""
+    if dataclasses.is_dataclass(tree) and not isinstance(tree, type):
+        items = [(f.name, getattr(tree, f.name)) for f in dataclasses.fields(tree)]
+    elif isinstance(tree, Mapping):
+        items = list(tree.items())
+    else:
+        return {key: tree}
+    return {k: v for name, sub in items for k, v in _flat(sub, f"{key}.{name}" if key else str(name)).items()}

@@ -32,3 +32,7 @@ class TrainingInterrupted(NmtError):
 
 class TrainingDiverged(NmtError):
     """The loss became NaN or infinite; the last good checkpoint is kept."""
+
+
+class OutOfSpace(NmtError):
+    """A write ran out of disk space; the file it was writing is not used, the previous one stays."""

@@ -2,12 +2,14 @@
 
 Files are written to a temporary sibling and renamed over the target; directories are
 built in a temporary sibling and swapped in. A failure (exception, Ctrl-C) removes the
-temporary and leaves the previous output exactly as it was.
+temporary and leaves the previous output exactly as it was. A full disk (ENOSPC, EDQUOT) is one
+`OutOfSpace` line naming the file being written, the space it needed (when known) and the space left.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import uuid
@@ -15,10 +17,31 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from nmt.errors import OutOfSpace
+
 
 def _sibling(path: Path, suffix: str) -> Path:
     """A fresh hidden name beside `path` (the caller creates it exclusively)."""
     return path.parent / f".{path.name}.{uuid.uuid4().hex[:12]}{suffix}"
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def _mib(n: float) -> str:
+    return f"{n / (1 << 20):,.1f} MiB"
+
+
+def out_of_space(path: Path, needed: int | None = None) -> OutOfSpace:
+    """The one line for a full disk while writing `path`: what, how much, how much is left, what to do."""
+    try:
+        free = shutil.disk_usage(Path(path).parent).free
+    except OSError:
+        free = None
+    need = f"it needs {_mib(needed)}" if needed is not None else "it did not fit"
+    left = f", {_mib(free)} free there" if free is not None else ""
+    return OutOfSpace(f"{path}: out of disk space while writing it ({need}{left}); the previous file is kept. "
+                      "Free space (old runs under models/checkpoints, `dvc gc` for DVC's cache) and re-run")
 
 
 @contextlib.contextmanager
@@ -43,10 +66,25 @@ def atomic_open(path: Path, mode: str = "w", encoding: str | None = "utf-8") -> 
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.errno in _FULL:
+            raise out_of_space(path) from None
         raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically; when the disk cannot hold it, one `OutOfSpace` line up front."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if shutil.disk_usage(path.parent).free < len(data):
+        raise out_of_space(path, len(data))
+    try:
+        with atomic_open(path, "wb") as fh:
+            fh.write(data)
+    except OutOfSpace:
+        raise out_of_space(path, len(data)) from None
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -67,8 +105,11 @@ def staged_dir(path: Path) -> Iterator[Path]:
     tmp = _fresh_dir(path, ".tmp")
     try:
         yield tmp
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno in _FULL:
+            inside = Path(exc.filename) if exc.filename else tmp  # the staged name, told as its final one
+            raise out_of_space(path / inside.relative_to(tmp) if inside.is_relative_to(tmp) else path) from None
         raise
     trash = None
     if path.exists():

@@ -1,7 +1,8 @@
 """Self-describing, atomic checkpoints that can never execute code.
 
-A checkpoint is a dict of tensors and plain values, written to a temporary file and
-renamed, loaded with `torch.load(weights_only=True)`. It carries the weights, the model
+A checkpoint is a dict of tensors and plain values, serialised, sealed with its SHA-256
+(nmt/files/seal.py), written to a temporary file and renamed; a load checks the seal, then
+`torch.load(weights_only=True)`: a damaged file is refused, never used. It carries the weights, the model
 config, the vocabularies themselves (so a model file translates on its own) with their
 SHA-256, and for resuming: step, epoch, position in the epoch's batches, optimizer and
 scheduler state, RNG states, early-stopping state and the metric history.
@@ -9,6 +10,7 @@ scheduler state, RNG states, early-stopping state and the metric history.
 
 from __future__ import annotations
 
+import io
 import logging
 import re
 from dataclasses import asdict
@@ -20,7 +22,8 @@ import torch
 from nmt.config.loader import from_dict
 from nmt.config.model import ModelConfig
 from nmt.errors import DataError
-from nmt.files.atomic import atomic_open
+from nmt.files import seal
+from nmt.files.atomic import atomic_write_bytes
 from nmt.text.subword import BPE
 from nmt.text.vocab import Vocabulary
 from nmt.text.vocabularies import Vocabularies
@@ -33,8 +36,10 @@ _STEP_FILE = re.compile(r"^step-(?P<step>\d{8})\.pt$")
 
 
 def save(path: Path, state: dict[str, Any]) -> None:
-    with atomic_open(path, "wb") as fh:
-        torch.save(state, fh)
+    """`state` written whole, sealed with its digest, or not at all (a full disk: one OutOfSpace line)."""
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    atomic_write_bytes(path, seal.seal(buffer.getvalue()))
 
 
 _PASS_INSTEAD = "pass a model file written by the train stage (models/model.pt) or an ONNX package folder (models/onnx)"
@@ -46,14 +51,29 @@ def load(path: Path) -> dict[str, Any]:
     if path.is_dir():
         raise DataError(f"{path}: a folder, not a model file; {_PASS_INSTEAD}")
     try:
+        sealed = seal.check(path)
+        if sealed is False:
+            raise DataError(f"{path}: damaged: its bytes no longer match the SHA-256 written with them (a flipped "
+                            f"bit, a partial copy); not used. {_recover(path)}")
         state = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise DataError(f"{path}: no such checkpoint; train a model first (`dvc repro train`)") from None
+    except DataError:
+        raise
     except Exception as exc:  # unpickling errors of every kind: truncated, foreign, unsafe; one line, no advice
         raise DataError(f"{path}: not an nmt model file ({_what_it_is(path, exc)}); {_PASS_INSTEAD}") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise DataError(f"{path}: not an nmt checkpoint of format {FORMAT}; {_PASS_INSTEAD}")
     return state
+
+
+def _recover(path: Path) -> str:
+    """The command that recovers a damaged file of this kind."""
+    if _EPOCH_FILE.match(path.name) or _STEP_FILE.match(path.name) or path.name == "best.pt":
+        return ("Delete it and re-run `dvc repro train`: training resumes from the previous good checkpoint "
+                "(the stage skips a damaged one itself)")
+    return ("Restore the recorded version with `dvc checkout` (or `dvc pull`) for this file, or re-run "
+            "`dvc repro train`")
 
 
 def _what_it_is(path: Path, exc: Exception) -> str:
@@ -67,7 +87,8 @@ def _what_it_is(path: Path, exc: Exception) -> str:
     if head.startswith((b"{", b"[")):
         return "a JSON file" + (": pass the folder that holds it" if path.name == "model.json" else "")
     if head[:2] == b"PK":
-        return f"a damaged or foreign torch archive ({type(exc).__name__})"
+        return (f"a damaged, truncated or foreign torch archive ({type(exc).__name__}); "
+                f"if it was ours: {_recover(path)}")
     return "not a torch archive" + (" but text" if head and all(32 <= c < 127 or c in b"\t\r\n" for c in head) else "")
 
 
@@ -145,8 +166,18 @@ class CheckpointDir:
 
     def latest(self) -> Path | None:
         """The checkpoint with the most updates, epoch-end or mid-epoch."""
-        found = self._files(_EPOCH_FILE) + self._files(_STEP_FILE)
-        return max(found)[1] if found else None
+        newest = self.newest_first()
+        return newest[0] if newest else None
+
+    def newest_first(self) -> list[Path]:
+        """Every checkpoint, the most updates first (at the same step, the epoch-end one first)."""
+        found = [(step, 1, p) for step, p in self._files(_EPOCH_FILE)] + \
+                [(step, 0, p) for step, p in self._files(_STEP_FILE)]
+        return [p for _, _, p in sorted(found, reverse=True)]
+
+    def at_step(self, step: int) -> Path | None:
+        """The epoch-end checkpoint written at update `step`, if it is still kept."""
+        return next((p for s, p in self._files(_EPOCH_FILE) if s == step), None)
 
     def clear(self) -> None:
         """Remove every checkpoint (they belong to another configuration)."""

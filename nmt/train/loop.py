@@ -23,9 +23,10 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
+from nmt import ranking
 from nmt.config.model import ModelConfig
 from nmt.config.train import TrainConfig
-from nmt.errors import ConfigError, NmtError, TrainingInterrupted
+from nmt.errors import ConfigError, DataError, NmtError, TrainingInterrupted
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer, build_model
 from nmt.text.vocabularies import Vocabularies, load_vocabularies
@@ -172,12 +173,20 @@ def use_bf16(precision: str, device: torch.device) -> bool:
 
 def _resume(ckpts: checkpoint.CheckpointDir, model_cfg: ModelConfig, cfg: TrainConfig, vocabs: Vocabularies,
             model: Transformer, optimizer, scheduler, info: Dist) -> Progress | None:
-    """Restore the newest checkpoint into `model`, `optimizer`, `scheduler` and torch's RNG and
-    return its progress; None when there is none, or it belongs to another run (then removed)."""
-    latest = ckpts.latest()
-    if latest is None:
+    """Restore the newest good checkpoint into `model`, `optimizer`, `scheduler` and torch's RNG and
+    return its progress; None when there is none, or it belongs to another run (then removed). A
+    damaged one (its seal does not match, it does not load) is removed and the one before it resumed:
+    the updates since are trained again, to the same weights."""
+    for latest in ckpts.newest_first():
+        try:
+            state = checkpoint.load(latest)
+            break
+        except DataError as exc:
+            log.warning("%s; resuming from the checkpoint before it", exc)
+            if info.main:
+                latest.unlink(missing_ok=True)
+    else:
         return None
-    state = checkpoint.load(latest)
     conflict = resume_conflict(state, model_cfg, cfg, vocabs)
     if conflict is None:
         return restore(state, latest, model, optimizer, scheduler)
@@ -258,9 +267,10 @@ def end_of_epoch(run: Run, prog: Progress, waste: float, seconds: float) -> bool
         log.info("epoch %d: %s", prog.epoch, ", ".join(f"{k}={v:.4g}" for k, v in record.items() if k != "epoch"))
     # the metric itself, never another one in its place (TrainConfig requires val_bleu_sentences for val_bleu)
     metric = record[cfg.early_stop_metric]
-    sign = 1.0 if HIGHER_IS_BETTER[cfg.early_stop_metric] else -1.0
-    improved = prog.best is None or sign * metric > sign * prog.best
+    improved = ranking.improves(metric, prog.best, higher=HIGHER_IS_BETTER[cfg.early_stop_metric])  # strictly
     prog.best, prog.bad_epochs = (metric, 0) if improved else (prog.best, prog.bad_epochs + 1)
+    if improved:
+        prog.best_step = prog.step  # best.pt must hold this update's weights (nmt/train/stage.py checks)
     return improved
 
 

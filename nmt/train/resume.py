@@ -28,6 +28,7 @@ class Progress:
     epoch: int = 0  # epochs completed
     batch: int = 0  # batches of the current epoch already consumed (this rank's shard)
     best: float | None = None  # best early-stopping metric so far
+    best_step: int | None = None  # the update after which it was measured (best.pt's step)
     bad_epochs: int = 0  # epochs since it last improved
     history: list[dict[str, float]] = field(default_factory=list)
 
@@ -100,4 +101,4 @@ def restore(state: dict[str, Any], path: Path, model: Transformer, optimizer, sc
     if state["rng"]["cuda"] and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["rng"]["cuda"])
     log.info("resuming from %s (update %d, epoch %d)", path, state["step"], state["epoch"])
-    return Progress(**{k: state[k] for k in Progress.__dataclass_fields__})
+    return Progress(**{k: state[k] for k in Progress.__dataclass_fields__ if k in state})

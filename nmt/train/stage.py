@@ -58,17 +58,31 @@ def read_detokenizer(bin_dir: Path) -> Detokenizer:
                         "re-run the binarize stage (`dvc repro binarize`)") from None
 
 
-def final_weights(model: Transformer, cfg: TrainConfig, ckpt_dir: checkpoint.CheckpointDir) -> str:
-    """Load the configured final weights into `model`; return how they were chosen."""
+def final_weights(model: Transformer, cfg: TrainConfig, ckpt_dir: checkpoint.CheckpointDir,
+                  best_step: int | None = None) -> str:
+    """Load the configured final weights into `model`; return how they were chosen. The best epoch's
+    weights are those of the update the run's records name (`best_step`): `best.pt` when it holds
+    that update (a kill between the epoch's checkpoint and best.pt leaves an older one), else that
+    epoch's own checkpoint; neither kept and verified is an error, never another epoch's weights."""
     epochs = ckpt_dir.epochs()
     if cfg.average_last > 1 and len(epochs) >= 2:
         chosen = epochs[-cfg.average_last:]
         model.load_state_dict(checkpoint.average(chosen))
         return f"average of {len(chosen)} epoch checkpoints ({chosen[0].name} .. {chosen[-1].name})"
     best = ckpt_dir.root / "best.pt"
-    if cfg.average_last == 0 and best.is_file():
-        model.load_state_dict(checkpoint.load(best)["model"])
-        return "best epoch checkpoint"
+    if cfg.average_last == 0 and (best.is_file() or best_step is not None):
+        state = checkpoint.load(best) if best.is_file() else None
+        if best_step is not None and (state is None or state["step"] != best_step):
+            own = ckpt_dir.at_step(best_step)
+            if own is None:
+                raise DataError(f"{best}: holds update {None if state is None else state['step']}, the run's "
+                                f"records name update {best_step} as best and its checkpoint is gone; delete "
+                                f"{ckpt_dir.root} and re-run `dvc repro train` to train again")
+            log.warning("%s holds update %s, not the best (%d): using %s", best, state and state["step"], best_step,
+                        own.name)
+            state = checkpoint.load(own)
+        model.load_state_dict(state["model"])
+        return f"best epoch checkpoint (update {state['step']})"
     return "weights at the end of training"
 
 
@@ -107,7 +121,7 @@ def train_stage(model_cfg: ModelConfig, cfg: TrainConfig, tokenize_cfg: Tokenize
 
 def _finish(model: Transformer, prog: Progress, detok: Detokenizer, model_cfg: ModelConfig, cfg: TrainConfig,
             tokenize_cfg: TokenizeConfig, paths: TrainPaths) -> Gate:
-    how = final_weights(model, cfg, checkpoint.CheckpointDir(paths.checkpoints, cfg.keep_last))
+    how = final_weights(model, cfg, checkpoint.CheckpointDir(paths.checkpoints, cfg.keep_last), prog.best_step)
     vocabs = load_vocabularies(paths.vocab, bin_direction(paths.bin))
     device = next(model.parameters()).device
     val_loss = validation_loss(model, open_split(paths.bin, "val", vocabs),

@@ -86,7 +86,7 @@ def test_a_corrupt_model_file_is_the_gates_finding(corpus, tmp_path: Path, monke
 
     monkeypatch.setattr(checkpoint, "load", load_truncated)
     (tmp_path / "model.pt").write_bytes(b"previous good model")
-    with pytest.raises(GateError, match=r"model file: .*not an nmt model file \(a damaged or foreign torch archive"):
+    with pytest.raises(GateError, match=r"model file: .*not an nmt model file \(a damaged, truncated or foreign torch"):
         train_stage(TINY_MODEL, ONE_EPOCH, TokenizeConfig(), paths(corpus, tmp_path))
     assert (tmp_path / "model.pt").read_bytes() == b"previous good model"
 

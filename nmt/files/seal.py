@@ -1,0 +1,57 @@
+"""A SHA-256 sealed into a zip archive's own comment: a checkpoint or model file carries its digest.
+
+torch writes checkpoints as zip archives and does not check them when it loads: one flipped bit in a
+tensor loads as a different weight. So before a checkpoint is written, the SHA-256 of its archive
+is put in the archive's end-of-central-directory comment (a field every zip reader skips, torch's
+included), and a load recomputes it first: the bytes up to the comment-length field, then that field
+as it was (zero). A file that ends in no sealed comment was written before seals (or by another
+tool) and is read unverified; a truncated one has lost its seal and its central directory with it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from pathlib import Path
+
+_EOCD = b"PK\x05\x06"  # end-of-central-directory signature; the record is 22 bytes plus the comment
+_EOCD_SIZE = 22
+_PREFIX = b"nmt-sha256:"
+_COMMENT_SIZE = len(_PREFIX) + 64
+_CHUNK = 1 << 20
+
+
+def seal(archive: bytes) -> bytes:
+    """`archive` (a zip without a comment) with its SHA-256 as the comment."""
+    at = len(archive) - _EOCD_SIZE
+    if at < 0 or archive[at:at + 4] != _EOCD or archive[-2:] != b"\x00\x00":
+        raise ValueError("not a zip archive without a comment: cannot seal it")
+    comment = _PREFIX + hashlib.sha256(archive).hexdigest().encode("ascii")
+    return archive[:-2] + struct.pack("<H", len(comment)) + comment
+
+
+def check(path: Path) -> bool | None:
+    """True: the seal matches the bytes; False: it does not (the file changed after it was written);
+    None: the file carries no seal (truncated, older, or not ours). OSError if it cannot be read."""
+    path = Path(path)
+    size = path.stat().st_size
+    end = size - _COMMENT_SIZE - _EOCD_SIZE  # where the sealed end-of-central-directory record starts
+    if end < 0:
+        return None
+    with open(path, "rb") as fh:
+        fh.seek(end)
+        tail = fh.read()
+        if (tail[:4] != _EOCD or tail[20:22] != struct.pack("<H", _COMMENT_SIZE)
+                or tail[_EOCD_SIZE:_EOCD_SIZE + len(_PREFIX)] != _PREFIX):
+            return None
+        want = tail[_EOCD_SIZE + len(_PREFIX):].decode("ascii", errors="replace")
+        digest, left = hashlib.sha256(), end + 20  # the archive's bytes before the comment length
+        fh.seek(0)
+        while left > 0:
+            chunk = fh.read(min(_CHUNK, left))
+            if not chunk:
+                return False
+            digest.update(chunk)
+            left -= len(chunk)
+        digest.update(b"\x00\x00")  # the comment length as it was when the digest was taken
+    return digest.hexdigest() == want
