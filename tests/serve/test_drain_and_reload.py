@@ -4,15 +4,17 @@ before it starts: each under requests in flight where the issue asks for it."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 import shutil
 import signal
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -21,6 +23,8 @@ from nmt.cli import main
 from nmt.runtime.translator import OnnxTranslator
 from support.onnx import sentences
 from support.serve import TOKEN, ProcessServer, ThreadServer, ask, config, offline, post
+
+ADMITTED = 6  # requests in flight, held while their texts are cut into sentences, when the drain begins
 
 pytestmark = pytest.mark.network
 
@@ -113,6 +117,93 @@ def test_reload_switches_refuses_a_bad_package_and_fails_nothing_in_flight(serve
     text = httpx.get(f"{served.url}/metrics", timeout=30).text
     assert 'nmt_serve_reloads_total{outcome="ok"} 1.0' in text
     assert 'nmt_serve_reloads_total{outcome="refused"} 1.0' in text
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 30) -> None:
+    """Until `condition()` holds (a bound against hanging, not a timing check)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not within {timeout_s} s"
+        time.sleep(0.02)
+
+
+def hold_splitting(server: ThreadServer, threads: int) -> tuple[threading.Semaphore, threading.Event]:
+    """Every request's sentence splitting held until the event is set (each released the semaphore as it
+    began), on a text pool of `threads` threads, so that many requests are held at once."""
+    state, entered, go = server.state, threading.Semaphore(0), threading.Event()
+    real_split, one_thread = state.split, state.text_pool
+
+    def held(*args: Any) -> Any:
+        entered.release()
+        go.wait(30)
+        return real_split(*args)
+
+    state.split = held  # type: ignore[method-assign]
+    state.text_pool = ThreadPoolExecutor(threads, "test-text")
+    one_thread.shutdown()
+    return entered, go
+
+
+@pytest.mark.fault
+def test_a_drain_answers_every_request_received_before_it(package: Path) -> None:
+    """The issue: requests received before SIGTERM but still being cut into sentences (not yet queued for the
+    batcher) all got 503 "shutting down", since the batcher refused whatever it was handed once draining. A
+    request is admitted on arrival: here ADMITTED of them are held in their sentence splitting (each on a text
+    thread of its own, so all are held at once), the drain begins, and only then are they let go: each is
+    translated (200), while one arriving after the drain began gets 503 with Retry-After, and the server exits
+    once the admitted ones are answered."""
+    lines = sentences(ADMITTED, seed=11)
+    want = offline(OnnxTranslator.from_dir(package, device="cpu", threads=1), lines)
+    server = ThreadServer(config(package, max_wait_ms=2))
+    state = server.state
+    entered, go = hold_splitting(server, ADMITTED + 1)
+    late_status: int | None = None
+    try:
+        with ThreadPoolExecutor(ADMITTED) as pool:
+            futures = [pool.submit(post, server.url, json=ask(line), timeout_s=60) for line in lines]
+            for i in range(ADMITTED):
+                assert entered.acquire(timeout=30), f"only {i} of {ADMITTED} requests reached their splitting"
+            server.server.loop.call_soon_threadsafe(server.server.drain)  # as SIGTERM does
+            wait_for(lambda: state.draining, "draining")
+            try:
+                late = post(server.url, json=ask("s1 s2"), timeout_s=30)
+                late_status, retry_after = late.status_code, late.headers.get("Retry-After")
+            except httpx.TransportError:  # the server already stopped listening: it drained too early
+                pass
+            go.set()
+            answers = [f.result(timeout=60) for f in futures]
+        assert [r.status_code for r in answers] == [200] * ADMITTED, [r.text for r in answers]
+        assert [r.json()["translatedText"] for r in answers] == want
+        assert late_status == 503 and retry_after == "1", "a request arriving during the drain was not refused"
+        wait_for(lambda: not server.thread.is_alive(), "the server exits once drained")
+    finally:
+        go.set()
+        server.close()
+
+
+@pytest.mark.fault
+def test_past_the_drain_deadline_a_request_not_yet_queued_gets_503(package: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """Admitted on arrival is no promise past --drain-timeout: a request still being cut into sentences
+    when the deadline passes is answered the documented 503 by its own handler, not queued after it."""
+    caplog.set_level(logging.INFO, "nmt.serve")
+    server = ThreadServer(config(package, drain_timeout_s=0.3))
+    entered, go = hold_splitting(server, 2)
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            future = pool.submit(post, server.url, json=ask("s1 s2 s3"), timeout_s=60)
+            assert entered.acquire(timeout=30), "the request never reached its splitting"
+            server.server.loop.call_soon_threadsafe(server.server.drain)  # as SIGTERM does
+            # the deadline passed, or the drain ended without waiting for the request (the bug)
+            wait_for(lambda: "--drain-timeout passed" in caplog.text or "drained:" in caplog.text, "the drain's end")
+            go.set()
+            answer = future.result(timeout=60)
+        assert answer.status_code == 503, answer.text
+        assert "--drain-timeout passed before this request was translated" in answer.json()["error"]
+        wait_for(lambda: not server.thread.is_alive(), "the server exits")
+    finally:
+        go.set()
+        server.close()
 
 
 @pytest.mark.slow

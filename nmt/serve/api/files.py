@@ -26,7 +26,6 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from nmt.serve.api.protocol import HttpError, api_key, read_body
 from nmt.serve.api.state import ServeState
 from nmt.serve.api.translating import deadline_of, request_timeout, translate_units
-from nmt.serve.engine.refusals import Draining
 from nmt.serve.markup.formats import (
     DocumentError,
     DocumentLimits,
@@ -85,15 +84,8 @@ async def translate_file(request: Request) -> Response:
     and its request rate, the languages, and only then the document parsed and translated. Counted in
     `state.in_flight` from admission to answer, so a drain waits for it."""
     state: ServeState = request.app.state.serve
-    if state.draining:
-        raise Draining("the server is shutting down; send the request to another instance", retry_after=1)
-    state.in_flight += 1
-    state.metrics.in_flight.set(state.in_flight)
-    try:
+    with state.admitted():
         return await _translate_file(request, state)
-    finally:
-        state.in_flight -= 1
-        state.metrics.in_flight.set(state.in_flight)
 
 
 async def _translate_file(request: Request, state: ServeState) -> Response:
@@ -123,7 +115,7 @@ async def _translate_file(request: Request, state: ServeState) -> Response:
         engine = state.router.route_auto([detected], target)[0]
     glossary = state.glossaries.get(engine.current.direction)  # --glossary: a file's terms as a text's
     done = await translate_units(request, state, doc.unit_objects or [None] * len(doc.units), doc.units,
-                                 [engine] * len(doc.units), chunked=True, admitted=True, deadline=deadline,
+                                 [engine] * len(doc.units), chunked=True, deadline=deadline,
                                  glossaries=[glossary] * len(doc.units))
     out = await _by(deadline, cfg.request_timeout_s, loop.run_in_executor(state.doc_pool, doc.write, done.texts))
     name = await loop.run_in_executor(state.doc_pool, state.files.put, upload.filename, out, _key(state, key))

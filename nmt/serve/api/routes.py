@@ -70,10 +70,15 @@ def _detected(d: Detected, engine: Engine) -> dict[str, Any]:
 
 
 async def translate(request: Request) -> Response:
+    """Admitted on arrival (refused only when a drain has begun): from then on the drain waits for it while
+    it is read, parsed and cut into sentences, and the batcher takes them."""
     state = _state(request)
+    with state.admitted():
+        return await _translate(request, state)
+
+
+async def _translate(request: Request, state: ServeState) -> Response:
     cfg, router = state.config, state.router
-    if state.draining:
-        raise Draining("the server is shutting down; send the request to another instance", retry_after=1)
     body = await read_body(request, cfg.max_body_bytes, cfg.body_timeout_s)
     call = parse_translate(await fields(request, body), cfg.max_texts, cfg.max_chars)
     state.keys.check(call.api_key, call.chars, time.monotonic())

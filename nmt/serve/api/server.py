@@ -149,9 +149,10 @@ class DrainingServer(uvicorn.Server):
             await asyncio.sleep(0.02)
         if state.in_flight:
             # answered by their own handlers with the documented 503, before uvicorn would cancel them (a 500)
-            failed = state.fail_admitted(Draining("--drain-timeout passed before this request was translated; "
+            queued = state.fail_admitted(Draining("--drain-timeout passed before this request was translated; "
                                                   "send it to another instance", retry_after=1))
-            log.warning("--drain-timeout passed with %d requests unanswered; they get 503", failed)
+            log.warning("--drain-timeout passed with %d requests unanswered (%d with sentences queued); they get 503",
+                        state.in_flight, queued)
             answered = time.monotonic() + ANSWER_WAIT_S
             while state.in_flight and time.monotonic() < answered:
                 await asyncio.sleep(0.01)

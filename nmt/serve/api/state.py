@@ -8,7 +8,9 @@ import asyncio
 import gc
 import logging
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from nmt.serve.engine.batcher import Batcher
 from nmt.serve.engine.glossary import Glossary
 from nmt.serve.engine.jobs import Job
 from nmt.serve.engine.package import ReloadBusy
-from nmt.serve.engine.refusals import Refused
+from nmt.serve.engine.refusals import Draining, Refused
 from nmt.serve.engine.router import Router
 from nmt.serve.engine.sentences import Segmented, SentenceSplitter
 from nmt.serve.observe.metrics import Metrics
@@ -42,7 +44,8 @@ def settle_heap() -> None:
 @dataclass
 class ServeState:
     """Everything the routes share. `ready`: warmed up and not draining; `in_flight`: admitted
-    translate requests not yet answered (the drain waits for them)."""
+    translate requests not yet answered (the drain waits for them); `given_up`: set once the drain's
+    deadline passed, what the admitted requests not yet queued get instead (`check_admitted`)."""
 
     config: ServeConfig
     router: Router
@@ -63,6 +66,7 @@ class ServeState:
     draining: bool = False
     in_flight: int = 0
     jobs: set[Job] = field(default_factory=set)  # the admitted requests' jobs, until answered
+    given_up: Refused | None = None
     _splitters: threading.local = field(default_factory=threading.local)
 
     def split(self, texts: list[str], langs: list[str]) -> list[Segmented]:
@@ -77,10 +81,32 @@ class ServeState:
             out.append(splitter.split(text))
         return out
 
+    @contextmanager
+    def admitted(self) -> Iterator[None]:
+        """On the loop, around a translate request from its arrival to its answer: refused (503) when it
+        arrives during a drain, else counted in `in_flight`, so the drain waits for it however long it is
+        still read, parsed or cut into sentences (the batcher takes its sentences: `check_admitted`)."""
+        if self.draining:
+            raise Draining("the server is shutting down; send the request to another instance", retry_after=1)
+        self.in_flight += 1
+        self.metrics.in_flight.set(self.in_flight)
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+            self.metrics.in_flight.set(self.in_flight)
+
+    def check_admitted(self) -> None:
+        """Before an admitted request's sentences are queued (the batcher takes them, draining or not):
+        once the drain's deadline passed (`fail_admitted`), raise its error instead."""
+        if self.given_up is not None:
+            raise self.given_up
+
     def fail_admitted(self, error: Refused) -> int:
         """On the loop: every admitted request not yet translated gets `error` now (its queued
-        sentences are dropped); returns how many."""
-        failed = 0
+        sentences are dropped), and those whose sentences are not queued yet get it when they would
+        be (`check_admitted`); returns how many had sentences queued."""
+        self.given_up, failed = error, 0
         for job in list(self.jobs):
             if not job.future.done():
                 job.close()

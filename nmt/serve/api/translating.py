@@ -103,7 +103,7 @@ def text_confidence(outputs: Sequence[Output]) -> float | None:
 async def translate_texts(request: Request, state: ServeState, texts: list[str], engines: list[Engine],
                           alternatives: int = 0, found: list[Detected] | None = None,
                           chunked: bool = False, watched: bool = True,
-                          glossaries: Sequence[Glossary | None] | None = None, admitted: bool = False,
+                          glossaries: Sequence[Glossary | None] | None = None,
                           deadline: float | None = None) -> Texts:
     """Translate `texts[i]` with `engines[i]`, answered by `deadline` (loop time; default: --request-timeout
     from now), however many parts a file's sentences are queued in. A request is admitted whole or
@@ -111,35 +111,35 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
     413; a full queue: 503); `chunked` (a file) queues its sentences `--max-sentences` at a time instead,
     each part waiting for the one before. `watched`: the texts are what the traffic counts see
     (`found`: their detected languages with `source: auto`), else the caller shows them its own.
-    `glossaries[i]`: text i's terminology, swapped in by placeholder (`nmt.serve.engine.glossary`). `admitted`:
-    the caller counts the request in `state.in_flight` from its admission (a file), so a drain begun
-    since does not refuse its sentences (the drain waits for it instead)."""
+    `glossaries[i]`: text i's terminology, swapped in by placeholder (`nmt.serve.engine.glossary`). The
+    caller admitted the request on arrival (`ServeState.admitted`), so a drain begun since does not refuse
+    its sentences: the drain waits for them (until its deadline: `ServeState.check_admitted`)."""
     cfg, loop = state.config, asyncio.get_running_loop()
     deadline = deadline_of(state) if deadline is None else deadline
-    state.batcher.check_room(min(cfg.max_sentences, sum(1 for t in texts if t.strip())), admitted)  # a text: a sentence
+    first_part = min(cfg.max_sentences, sum(1 for t in texts if t.strip()))  # its lower bound: a text, a sentence
+    state.batcher.check_room(first_part, admitted=True)
     with state.batcher.expecting() as arrival:  # until its first part is queued, a filling batch waits a little
         segmented, masks = await loop.run_in_executor(state.text_pool, split_and_mask, state.split, texts,
                                                       [e.current.languages[0] for e in engines], glossaries)
         sentences = to_model([s for seg in segmented for s in seg.sentences], masks)
         routes = [e for seg, e in zip(segmented, engines) for _ in seg.sentences]
         size = cfg.max_sentences if chunked else max(1, len(sentences))
-        first = state.batcher.submit(sentences[:size], n=1 + alternatives, engines=routes[:size], admitted=admitted,
+        state.check_admitted()
+        first = state.batcher.submit(sentences[:size], n=1 + alternatives, engines=routes[:size], admitted=True,
                                      arrival=arrival)
     aside = state.watch.aside(state.text_pool, texts, engines, found) if watched else None  # languages, samples
     translated: list[Output] = []
     generation = 0
     for start in range(0, max(1, len(sentences)), size):
+        if start:
+            state.check_admitted()
         job = first if start == 0 else state.batcher.submit(sentences[start:start + size], n=1 + alternatives,
-                                                            engines=routes[start:start + size], admitted=admitted)
-        state.in_flight += 1
-        state.jobs.add(job)
-        state.metrics.in_flight.set(state.in_flight)
+                                                            engines=routes[start:start + size], admitted=True)
+        state.jobs.add(job)  # until answered: the drain's deadline fails it (`ServeState.fail_admitted`)
         try:
             translated += await wait(request, job, deadline - loop.time(), cfg.request_timeout_s)
         finally:
-            state.in_flight -= 1
             state.jobs.discard(job)
-            state.metrics.in_flight.set(state.in_flight)
         generation = max(generation, job.generation)
     if aside is not None:
         await aside  # done on the text thread while the sentences were decoded
@@ -165,7 +165,7 @@ def _joined(segmented: list[Segmented], translated: list[Output], masks: list[Te
 
 async def translate_units(request: Request, state: ServeState, units: Sequence[Unit | None], texts: list[str],
                           routes: list[Engine], alternatives: int = 0, chunked: bool = False, watched: bool = True,
-                          glossaries: Sequence[Glossary | None] | None = None, admitted: bool = False,
+                          glossaries: Sequence[Glossary | None] | None = None,
                           deadline: float | None = None) -> Texts:
     """`translate_texts` of units of markup (`texts[i]` is `units[i].text`; a None unit is plain text):
     with an ONNX package, a unit's tag pairs leave the text the model reads and are put back where the
@@ -176,7 +176,7 @@ async def translate_units(request: Request, state: ServeState, units: Sequence[U
                                                               [m.engine == "onnx" for m in models])
     done = await translate_texts(request, state, model_texts(texts, plains), routes,
                                  alternatives, chunked=chunked, watched=watched, glossaries=glossaries,
-                                 admitted=admitted, deadline=deadline)
+                                 deadline=deadline)
     if not any(p is not None for p in plains):
         return done
     best = await asyncio.get_running_loop().run_in_executor(state.align_pool, _aligned, units, plains, models, done)

@@ -89,8 +89,8 @@ class Batcher:
 
     def check_room(self, sentences: int, admitted: bool = False) -> None:
         """Raise what `submit` would for `sentences` more (`Draining`, `QueueFull`): asked first with a lower
-        bound, so a request is refused before its texts are cut into sentences. `admitted`: let in before a
-        drain began (a file's later parts), refused only once the threads stop."""
+        bound, so a request is refused before its texts are cut into sentences. `admitted`: the work of a request
+        let in before a drain began (`ServeState.admitted`), refused only once the threads stop."""
         if self.stopping or (self.draining and not admitted):
             raise Draining("the server is shutting down; send the request to another instance", retry_after=1)
         queued, wait_s = len(self.queue), self.expected_wait(sentences)
