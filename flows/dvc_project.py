@@ -1,8 +1,8 @@
 """The DVC side of the flow: the stages of `dvc.yaml`, params overrides, running `dvc`.
 
 `read_stages` reads dvc.yaml at run time, in file order (the order DVC writes its graph in).
-`run_dvc` streams a `dvc` command's output to a logger; `failure_message` turns a failed
-stage's output into the stage's own one-line message (`nmt STAGE: error: MSG` -> MSG).
+`run_dvc` streams a `dvc` command's output to a logger (its processes die with it; a timeout); `failure_message`
+turns a failed stage's output into the stage's own one-line message (`nmt STAGE: error: MSG` -> MSG).
 Params overrides are written into params.yaml, comments kept, like `dvc exp run -S`, and
 taken back after the run (`snapshot` / `restore`); `save_experiment` records a run as a DVC
 experiment (`dvc exp save`), so `dvc exp show` lists it and the registry can tag its commit.
@@ -11,12 +11,16 @@ experiment (`dvc exp save`), so `dvc exp show` lists it and the registry can tag
 from __future__ import annotations
 
 import collections
+import contextlib
+import contextvars
 import json
 import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
+import threading
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +32,9 @@ from flows.tools import dvc_command, git, tool_env
 
 ROOT = Path(__file__).resolve().parents[1]
 _NMT_ERROR = re.compile(r"^nmt [\w-]+: error: (?P<msg>.+)$")
+TIMEOUT_ENV, TIMEOUT_S = "NMT_STAGE_TIMEOUT_S", 12 * 3600.0  # the longest one dvc command (a stage) may run, in s
+STOP_GRACE_S = 120.0  # a run cancelled or timed out: from SIGTERM (training writes a checkpoint) to SIGKILL
+DRAIN_S = 2.0  # dvc has exited: how long its output may still come (a dead stage's leftovers may hold it open)
 
 
 class PipelineError(RuntimeError):
@@ -171,10 +178,7 @@ def restore(project: Path, saved: Snapshot, logger: logging.Logger | logging.Log
             path, copy = project / rel, saved.root / kind / rel
             if existed and not copy.exists():
                 continue  # already moved back by an earlier, interrupted restore
-            if path.is_dir():
-                shutil.rmtree(path)
-            else:
-                path.unlink(missing_ok=True)
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
             if existed:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(copy, path)
@@ -223,38 +227,71 @@ def _git(project: Path, *args: str, check: bool = True) -> str:
     return result.stdout
 
 
-def run_dvc(project: Path, args: Sequence[str],
-            logger: logging.Logger | logging.LoggerAdapter) -> tuple[int, list[str]]:
-    """`dvc ARGS` in `project`, run by this interpreter with its bin first on PATH (so stages find
-    the venv's python: flows/tools.py); its output goes to `logger`. Returns (exit code, its last
-    400 lines)."""
-    command = dvc_command(*args)
-    logger.info("$ dvc %s  (in %s)", " ".join(args), project)
+def stage_timeout_s() -> float:
+    """The timeout of one dvc command (one stage): env NMT_STAGE_TIMEOUT_S in seconds, else `TIMEOUT_S`."""
+    raw = os.environ.get(TIMEOUT_ENV) or str(TIMEOUT_S)
+    if not re.fullmatch(r"\d+(\.\d*)?", raw.strip()) or not float(raw) > 0:
+        raise PipelineError(f"{TIMEOUT_ENV}={raw!r}: expected a number of seconds > 0")
+    return float(raw)
+
+
+def run_dvc(project: Path, args: Sequence[str], logger: logging.Logger | logging.LoggerAdapter,
+            timeout_s: float | None = None) -> tuple[int, list[str]]:
+    """`dvc ARGS` in `project` by this interpreter, its bin first on PATH (stages find the venv's python:
+    flows/tools.py); output to `logger`. Returns (exit code, last 400 lines). DVC runs in a process group of its own,
+    killed once DVC has exited (no dead stage's leftovers hold the output); past `timeout_s` stopped like a cancel."""
+    limit, name = stage_timeout_s() if timeout_s is None else timeout_s, " ".join(["dvc", *args])
+    logger.info("$ %s  (in %s)", name, project)
     tail: collections.deque[str] = collections.deque(maxlen=400)
-    proc = subprocess.Popen(command, cwd=project, env=tool_env(), text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, errors="replace", bufsize=1)
+    proc = subprocess.Popen(dvc_command(*args), cwd=project, env=tool_env(), text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, errors="replace", bufsize=1, start_new_session=True)
+    reader = threading.Thread(target=contextvars.copy_context().run, args=(_read, proc.stdout, tail, logger),
+                              daemon=True)  # in this run's context: Prefect's logger needs it
+    reader.start()
     try:
-        for raw in proc.stdout or ():
-            if line := raw.rstrip("\n").split("\r")[-1].rstrip():  # the last state of progress lines
-                tail.append(line)
-                logger.info("%s", line)
-        return proc.wait(), list(tail)
-    finally:
-        if proc.poll() is None:  # cancelled: SIGTERM lets training write a checkpoint
-            proc.terminate()
-            try:
-                proc.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        proc.wait(timeout=limit)
+        reader.join(DRAIN_S)  # the rest of the output; not for ever: a dead stage's leftovers may hold it open
+        if proc.returncode < 0 and not any(x.startswith("ERROR:") for x in list(tail)):  # dvc itself killed
+            tail.append(f"ERROR: {name}: exited with {proc.returncode}")
+    except subprocess.TimeoutExpired:
+        _stop(proc, reader, STOP_GRACE_S)
+        tail.append(f"nmt flow: error: {name} timed out after {limit:g} s ({TIMEOUT_ENV}); stopped")
+    finally:  # cancelled: SIGTERM lets training write a checkpoint; then what is left of the run (a stage's pool)
+        _stop(proc, reader, STOP_GRACE_S if proc.poll() is None else 0)
+    return proc.returncode, list(tail)
+
+
+def _read(stream: Any, tail: collections.deque[str], logger: logging.Logger | logging.LoggerAdapter) -> None:
+    for raw in stream:  # the reader thread: each line (a progress line's last state) to `tail` and `logger`
+        if line := raw.rstrip("\n").split("\r")[-1].rstrip():
+            tail.append(line)
+            logger.info("%s", line)
+
+
+def _stop(proc: subprocess.Popen, reader: threading.Thread, grace_s: float) -> None:
+    """SIGTERM to the run's processes, up to `grace_s` for them to end (the output's end), then SIGKILL."""
+    try:
+        with contextlib.suppress(ProcessLookupError):  # none left
+            os.killpg(proc.pid, signal.SIGTERM)
+            reader.join(grace_s)
+    finally:  # a second Ctrl-C during the wait included
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def failure_message(lines: Sequence[str]) -> str:
-    """The stage's own error (`nmt STAGE: error: MSG` -> MSG), else DVC's last `ERROR:` line."""
+    """The stage's own error (`nmt STAGE: error: MSG` -> MSG), else DVC's last `ERROR:` line (a killed one's signal)."""
     for line in reversed(lines):
         if m := _NMT_ERROR.match(line):
             return m.group("msg")
     errors = [line.removeprefix("ERROR:").strip() for line in lines if line.startswith("ERROR:")]
-    return errors[-1] if errors else (lines[-1] if lines else "no output")
+    message = errors[-1] if errors else (lines[-1] if lines else "no output")
+    if not (m := re.search(r"exited with (-\d+|137)(?!\d)", message)):  # DVC's words for a signal (137: a shell's)
+        return message
+    number = signal.SIGKILL if m[1] == "137" else -int(m[1])
+    name = next((s.name for s in signal.Signals if s == number), f"signal {number}")
+    return f"killed by {name}{' (out of memory?)' if number == signal.SIGKILL else ''}: {message[:m.end()]}"
 
 
 def stage_ran(lines: Sequence[str], stage: str) -> bool:

@@ -51,6 +51,7 @@ from flows.artifacts import (
 from flows.concurrency import pipeline_lock
 from flows.decision import markdown
 from flows.dvc_project import (
+    STOP_GRACE_S,
     PipelineError,
     StageSpec,
     apply_param_overrides,
@@ -65,6 +66,7 @@ from flows.dvc_project import (
     select_stages,
     snapshot,
     stage_ran,
+    stage_timeout_s,
 )
 from flows.models import declared_artifacts
 from flows.registry import promote_commit, promote_config
@@ -74,6 +76,7 @@ from nmt.files.atomic import atomic_write_text
 NOT_PROMOTED = "Not promoted"  # final state (type Completed) of a run whose model did not take prod
 DOWNLOAD_RETRIES = 2  # the only stage that talks to the network
 DOWNLOAD_RETRY_DELAYS_S = [30, 120]
+TASK_TIMEOUT_MARGIN_S = STOP_GRACE_S + 60  # a stage task's own timeout: run_dvc's, then its stop, then this much
 Logger = logging.Logger | logging.LoggerAdapter  # the run logger Prefect gives a flow
 
 
@@ -132,10 +135,12 @@ def run_stage(project: Path, spec: StageSpec) -> StageResult:
 
 
 def stage_task(stage: str) -> Task[..., StageResult]:
-    """The task of one stage, named after it; only download retries."""
+    """The task of one stage, named after it; only download retries. Its timeout backs up run_dvc's own
+    (`NMT_STAGE_TIMEOUT_S`), which stops the stage and fails the task first, with a message saying so."""
     retries = DOWNLOAD_RETRIES if stage == "download" else 0
     return run_stage.with_options(name=stage, task_run_name=stage, retries=retries,
-                                  retry_delay_seconds=DOWNLOAD_RETRY_DELAYS_S if retries else 0)
+                                  retry_delay_seconds=DOWNLOAD_RETRY_DELAYS_S if retries else 0,
+                                  timeout_seconds=stage_timeout_s() + TASK_TIMEOUT_MARGIN_S)
 
 
 @task(name="dvc-push", task_run_name="dvc-push", cache_policy=NO_CACHE)

@@ -19,6 +19,7 @@ A bad line is reported with its absolute line number in the file, in the words o
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import itertools
 import json
@@ -26,6 +27,8 @@ import logging
 import multiprocessing
 import os
 import signal
+import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -169,10 +172,25 @@ class ShardWorker:
 _worker: Callable[[ShardJob], Any] | None = None  # the pool process's worker (`_init_pool`)
 
 
-def _init_pool(factory: Callable[..., Callable[[ShardJob], Any]], args: tuple) -> None:
+def _init_pool(factory: Callable[..., Callable[[ShardJob], Any]], args: tuple, parent: int) -> None:
+    """A pool process ignores Ctrl-C (the main process's: it cancels the pool) and ends with `parent` (the stage)
+    however that ends (SIGKILL, OOM): else it lives on under PID 1, holding the stage's stdout open for ever. Linux:
+    the kernel's parent-death signal (prctl 1; sent when the thread iterating `ordered_map` ends); else a poll."""
     global _worker
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's: it cancels the pool
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    prctl = getattr(ctypes.CDLL(None), "prctl", None) if os.name == "posix" else None
+    if not (prctl and prctl(1, signal.SIGKILL, 0, 0, 0) == 0):
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
     _worker = factory(*args)
+
+
+def _watch_parent(parent: int, every_s: float = 0.5) -> None:
+    """Without the parent-death signal: end this process once its parent is gone."""
+    while os.getppid() == parent:
+        time.sleep(every_s)
+    os._exit(1)
 
 
 def _run_pooled(job: ShardJob) -> Any:
@@ -241,7 +259,7 @@ def ordered_map(items: Iterable[T], factory: Callable[..., Callable[[ShardJob], 
         yield from _in_order(items, lambda job: _Done(worker(job)), window=1)
         return
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_pool, initargs=(factory, args))
+                               initializer=_init_pool, initargs=(factory, args, os.getpid()))
     try:
         yield from _in_order(items, lambda job: pool.submit(_run_pooled, job), window=IN_FLIGHT_PER_WORKER * workers)
     except BaseException:

@@ -2,12 +2,19 @@
 
 The output must be the bytes a whole-file tokenization gives, whatever the worker count and the
 shard size; a grown corpus re-tokenizes only the shards that changed; a bad line is reported
-with its line number in the file, not in its shard.
+with its line number in the file, not in its shard. The pool's processes die with a killed stage.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -191,3 +198,74 @@ def test_workers_option(tiny_corpus: dict, validated: Path, tmp_path: Path, caps
     assert main([*common, "--out", str(tmp_path / "bad"), "--workers", "two"]) == 1
     assert "nmt tokenize: error: --workers two: expected a whole number" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
+
+
+# --- a pool outlives no stage ------------------------------------------------------------------------
+
+STUCK_STAGE = '''
+import os, sys, time
+from nmt.data import shards
+
+class Stuck:
+    """A pool worker whose shard never ends (a long tokenization): it prints its pid and sleeps."""
+    def __call__(self, job):
+        os.write(1, f"{os.getpid()}\\n".encode())  # one write: the two workers' lines do not mix
+        time.sleep(60)
+
+if __name__ == "__main__":
+    if sys.argv[1] == "pool":
+        jobs = (shards.ShardJob("x", "en", i, 1, b"a\\n") for i in range(4))
+        for _ in shards.ordered_map(jobs, Stuck, (), 2):
+            pass
+    else:  # the fallback without Linux's parent-death signal: a child that polls for its parent
+        code = ("import os, threading, time; from nmt.data import shards; "
+                "threading.Thread(target=shards._watch_parent, args=(os.getppid(), 0.1), daemon=True).start(); "
+                "print(os.getpid(), flush=True); time.sleep(60)")
+        import subprocess
+        subprocess.Popen([sys.executable, "-c", code]).wait()
+'''
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for PID 1 to reap it is not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def _read_lines(stream, count: int, timeout_s: float) -> list[str]:
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()
+    return [lines.get(timeout=timeout_s).strip() for _ in range(count)]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+@pytest.mark.fault
+@pytest.mark.parametrize("mode,workers", [("pool", 2), ("poll", 1)])
+def test_pool_processes_die_with_a_killed_stage(mode: str, workers: int, tmp_path: Path) -> None:
+    """A SIGKILLed (OOM-killed) stage left its spawned pool processes alive under PID 1, holding the
+    stage's stdout open: DVC and the flow that read it waited for ever."""
+    script = tmp_path / "stage.py"
+    script.write_text(STUCK_STAGE)
+    root = Path(shards.__file__).resolve().parents[2]
+    stage = subprocess.Popen([sys.executable, str(script), mode], cwd=root, stdout=subprocess.PIPE, text=True,
+                             stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(root)},
+                             start_new_session=True)
+    pids: list[int] = []
+    try:
+        pids = [int(line) for line in _read_lines(stage.stdout, workers, timeout_s=30)]
+        stage.kill()
+        stage.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(map(_alive, pids)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [p for p in pids if _alive(p)], "pool processes outlived the stage"
+    finally:
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        stage.kill()
+        stage.wait(timeout=10)

@@ -7,6 +7,7 @@ per module (`first_run`) for every test that needs a built project: the full run
 the flow run with the gate's message; a params override reaches the stage and is taken back
 after the run. Tests that change the built project work on their own copy of it. A second
 run is turned away while another holds the pipeline's concurrency slot (a two-stage project).
+A killed or stuck stage fails its task and the run within seconds (tests/flows/test_stage_death.py: run_dvc).
 The helpers (dvc.yaml parsing, stage selection, params overrides, messages: flows/dvc_project.py;
 the run summary: flows/artifacts.py) are tested directly; which gate reports are a run's own:
 test_gate_freshness.py.
@@ -367,3 +368,46 @@ def test_summary_rounds_numbers_and_table_cells_stay_short() -> None:
     md = fa.summary_markdown(report, [spec], [], rows, None)
     assert "test.sacrebleu: 38.35\n" in md and "val_bleu: 37.7\n" in md and "| evaluate | ran | 12.3 |" in md
     assert len(fa._cell("x" * 5000)) == fa.CELL_CHARS and fa._cell("short") == "short"
+
+
+# a data stage whose pool outlives it (a worker holding its stdout open), killed (the OOM killer) or stuck
+DYING_STAGE = """import os, signal, subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # a pool worker that lives on
+if sys.argv[1] == "killed":
+    os.kill(os.getpid(), signal.SIGKILL)
+time.sleep(60)
+"""
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("mode,message", [
+    ("killed", "stage 'tokenize' failed: killed by SIGKILL (out of memory?): failed to reproduce 'tokenize': "),
+    ("stuck", "stage 'tokenize' failed: dvc repro --single-item tokenize timed out after 3 s (NMT_STAGE_TIMEOUT_S)"),
+], ids=["killed", "stuck"])
+def test_a_killed_or_stuck_stage_fails_the_run_within_seconds(mode: str, message: str, harness: None, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """An OOM-killed data stage whose pool lived on hung the run for ever (no alert): the task read DVC's
+    output to its end, and had no timeout."""
+    import subprocess
+    import time
+
+    project = tmp_path / "dying"
+    project.mkdir()
+    (project / "stage.py").write_text(DYING_STAGE)
+    (project / "dvc.yaml").write_text(f"stages:\n  tokenize:\n    cmd: python stage.py {mode}\n")
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    commit_project(project, project_env())
+    monkeypatch.setenv(dp.TIMEOUT_ENV, "3")
+    started = time.monotonic()
+    state = run(project, push=False, registry=False)
+    assert time.monotonic() - started < 30
+    assert state.is_failed()
+    assert message in state.message  # the alert's reason (flows/alerts.py)
+
+
+def test_a_stage_task_has_a_timeout_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Behind run_dvc's own (which stops the stage and says so): a Prefect task timeout."""
+    monkeypatch.setenv(dp.TIMEOUT_ENV, "3600")
+    assert pl.stage_task("train").timeout_seconds == 3600 + pl.TASK_TIMEOUT_MARGIN_S
+    monkeypatch.delenv(dp.TIMEOUT_ENV)
+    assert pl.stage_task("tokenize").timeout_seconds == dp.TIMEOUT_S + pl.TASK_TIMEOUT_MARGIN_S > dp.STOP_GRACE_S
