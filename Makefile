@@ -25,7 +25,7 @@ TEST_SEED ?= 20261125
 TEST_WORKERS ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: install repro repro-general blind lint test test-isa bench gpu-check lock clean-venv
+.PHONY: install repro repro-general blind lint test test-faults test-isa bench gpu-check lock clean-venv
 
 install: $(VENV)/.installed
 
@@ -78,6 +78,12 @@ test: install
 	PATH="$(abspath $(BIN)):$$PATH" OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest \
 		--randomly-seed=$(TEST_SEED) $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
+# The injected-fault tests alone (marked fault: kills, damaged files, a full disk, a drain; part of `make test`),
+# e.g. `make test-faults PYTEST_ARGS=--host-record=bench/results/hosts` for docs/pipeline.md's fault-suite block.
+test-faults: install
+	PATH="$(abspath $(BIN)):$$PATH" OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -m fault \
+		--randomly-seed=$(TEST_SEED) $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
+
 # The numerically sensitive tests (marked isa: engines compared line for line, a model's own scores) again with
 # the instruction set each library dispatches to capped at AVX2, so one host also computes what an AVX2 host
 # would: torch's ATen kernels, oneDNN (torch's and CTranslate2's), CTranslate2, and MKL on Intel CPUs (MKL
@@ -118,6 +124,7 @@ bench: install
 	$(BIN)/python -m bench.decode_peers
 	$(BIN)/python -m bench.decode_levers
 	$(BIN)/python -m bench.scale  # Multi30k from data/raw (the download stage's), or NMT_DATA_MIRROR
+	$(BIN)/python -m bench.repro_time  # this host's record in bench/results/repro_hosts/; needs NMT_DATA_MIRROR
 	NMT_DATA_MIRROR=$${NMT_DATA_MIRROR:-$(SHARED_DATA)/multi30k} $(BIN)/python -m bench.repro_compare --against 'e14e234^'
 	$(BIN)/python -m bench.serve_load --soak-s 300 --variants "--decoders 0" "--max-wait-ms 0" "--max-wait-ms 5" "--max-batch 64"
 	$(BIN)/python -m bench.serve_load --int8 --soak-s 0

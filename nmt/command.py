@@ -99,7 +99,8 @@ def run_with_params(params_file: Path, params_cls: type[S], run: Callable[[S], o
 
     params = load_sections(params_file, params_cls)
     before = _flat(params)
-    log.info("%s: running with %s", params_file, ", ".join(f"{k}={_short(v)}" for k, v in before.items()))
+    if before:
+        log.info("%s: running with %s", params_file, ", ".join(f"{k}={_short(v)}" for k, v in before.items()))
     run(params)
     try:
         after = _flat(load_sections(params_file, params_cls))

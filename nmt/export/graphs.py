@@ -15,6 +15,7 @@ so consumers in any language know how to call the graphs.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import logging
 import warnings
@@ -26,6 +27,7 @@ import torch
 from torch import Tensor
 
 from nmt.errors import NmtError
+from nmt.files.atomic import out_of_space
 from nmt.model.incremental import DecoderStep, Encoder
 from nmt.model.transformer import Transformer
 
@@ -144,7 +146,21 @@ def export_graphs(model: Transformer, out_dir: Path, opset: int) -> dict[str, Pa
                                   external_data=False, dynamic_shapes=shapes, verbose=False)
         except Exception as exc:  # the exporter's errors come in many types
             log.debug("exporter output:\n%s", chatter.getvalue())
+            if _disk_full(exc):  # not the opset's fault: say what it is
+                raise out_of_space(path) from None
             raise NmtError(f"ONNX export of the {name} graph failed ({type(exc).__name__}: {exc}); "
                            f"check export.opset (20 is tested)") from exc
         paths[name] = path
     return paths
+
+
+def _disk_full(exc: BaseException | None) -> bool:
+    """Whether a full disk is behind `exc`: an OSError ENOSPC/EDQUOT anywhere in its chain, or its words."""
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if "No space left on device" in str(exc) or "Disk quota exceeded" in str(exc):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False

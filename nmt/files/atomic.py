@@ -2,7 +2,9 @@
 
 Files are written to a temporary sibling and renamed over the target; directories are
 built in a temporary sibling and swapped in. A failure (exception, Ctrl-C) removes the
-temporary and leaves the previous output exactly as it was. A full disk (ENOSPC, EDQUOT) is one
+temporary and leaves the previous output exactly as it was; a kill cannot run that cleanup, so a
+temporary carries its writer's PID and the next write of the same target removes those whose writer
+is gone (`sweep`). A full disk (ENOSPC, EDQUOT) is one
 `OutOfSpace` line naming the file being written, the space it needed (when known) and the space left.
 """
 
@@ -10,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -19,10 +23,38 @@ from typing import IO
 
 from nmt.errors import OutOfSpace
 
+_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?:(?P<pid>\d+)-)?[0-9a-f]{12}\.(?:tmp|old)$")
+
 
 def _sibling(path: Path, suffix: str) -> Path:
-    """A fresh hidden name beside `path` (the caller creates it exclusively)."""
-    return path.parent / f".{path.name}.{uuid.uuid4().hex[:12]}{suffix}"
+    """A fresh hidden name beside `path`, with this process's PID (the caller creates it exclusively)."""
+    return path.parent / f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:12]}{suffix}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def sweep(path: Path) -> list[Path]:
+    """Remove the temporaries that killed writes of `path` left beside it (their writer is gone, or they
+    predate PIDs in the names); returns what was removed. A live writer's temporary is left alone."""
+    path, removed = Path(path), []
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*"):
+        m = _LEFTOVER.match(leftover.name)
+        if m is None or m["name"] != path.name or (m["pid"] and _alive(int(m["pid"]))):
+            continue
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
+        removed.append(leftover)
+    return removed
 
 
 _FULL = (errno.ENOSPC, errno.EDQUOT)
@@ -53,6 +85,7 @@ def atomic_open(path: Path, mode: str = "w", encoding: str | None = "utf-8") -> 
     umask needs `os.umask`, which sets it process-wide: not safe beside other threads)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    sweep(path)
     while True:
         tmp = _sibling(path, ".tmp")
         try:
@@ -102,6 +135,7 @@ def staged_dir(path: Path) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    sweep(path)
     tmp = _fresh_dir(path, ".tmp")
     try:
         yield tmp

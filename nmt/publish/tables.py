@@ -43,6 +43,9 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "drift-report": lifecycle.drift_report,
     "tested-hosts": hosts.tested_hosts,
     "tested-hosts-summary": hosts.tested_hosts_summary,
+    "how-long": hosts.how_long,
+    "how-long-summary": hosts.how_long_summary,
+    "fault-suite": hosts.fault_suite,
     "gpu-check": gpu.gpu_check,
 }
 

@@ -74,3 +74,29 @@ def test_a_failed_directory_leaves_the_old_one_and_no_temporary(tmp_path: Path) 
         (tmp / "new").write_text("whole")
     assert [p.name for p in target.iterdir()] == ["new"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # the old directory went too
+
+
+@pytest.mark.fault
+def test_a_killed_writers_temporaries_go_with_the_next_write_a_live_ones_stay(tmp_path: Path) -> None:
+    """A SIGKILL runs no cleanup: the file's and the folder's temporaries stay until the next write of the
+    same target removes them; a temporary whose writer still runs is left alone."""
+    import signal
+    import subprocess
+    import sys
+
+    script = ("import os, signal, sys\nfrom pathlib import Path\nfrom nmt.files import atomic\n"
+              "root = Path(sys.argv[1])\n"
+              "with atomic.staged_dir(root / 'out') as d:\n    (d / 'part').write_text('half')\n"
+              "    with atomic.atomic_open(root / 'out.json') as fh:\n        fh.write('{')\n"
+              "        fh.flush(); os.kill(os.getpid(), signal.SIGKILL)\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(tmp_path)], timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert len(left) == 2 and all(n.startswith((".out.", ".out.json.")) for n in left)
+    live = tmp_path / f".out.json.{os.getpid()}-0123456789ab.tmp"  # a writer that is still running: this one
+    live.write_text("in progress")
+    atomic.atomic_write_text(tmp_path / "out.json", "{}")
+    with atomic.staged_dir(tmp_path / "out") as d:
+        (d / "part").write_text("whole")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out", "out.json", live.name])
+    assert atomic.sweep(tmp_path / "out.json") == []  # the live one stays

@@ -69,9 +69,11 @@ def record(counts: dict[str, int], seconds: float, args: list[str]) -> dict[str,
 
 
 def write(folder: Path, rec: dict[str, Any]) -> Path:
+    """DIR/<cpu>-<mode>.json; a run of the fault tests alone (`-m fault`, `make test-faults`) <cpu>-<mode>-faults."""
     c = rec["host"]["cpu"]
+    kind = f"{rec['mode']}-faults" if re.search(r"-m fault\b", rec["command"]) else rec["mode"]
     name = re.sub(r"[^a-z0-9]+", "-", f"{c['vendor'] or 'cpu'} {c['family'] or ''} {c['model_number'] or ''} "
-                                      f"{c['model']} {rec['mode']}".lower()).strip("-")
+                                      f"{c['model']} {kind}".lower()).strip("-")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"
     tmp = path.with_suffix(".json.tmp")
