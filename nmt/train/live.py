@@ -51,11 +51,39 @@ class MetricFiles:
         self.make_summary()
 
 
-def open_live(live_dir: Path | None, resume: bool) -> Any:
+def trim_series(live_dir: Path, upto: int) -> int:
+    """Drop the rows past update `upto` from every metric series under `live_dir`: a run killed after
+    its last checkpoint logged steps that the resumed run logs again (and a row the kill tore, without
+    its newline). Returns the rows dropped."""
+    dropped = 0
+    for path in sorted((Path(live_dir) / "plots").rglob("*.tsv")):
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        if not lines or "step" not in lines[0].rstrip("\n").split("\t"):
+            continue
+        col = lines[0].rstrip("\n").split("\t").index("step")
+        kept = [lines[0]] + [row for row in lines[1:] if row.endswith("\n") and _step(row, col) <= upto]
+        if len(kept) < len(lines):
+            dropped += len(lines) - len(kept)
+            atomic_write_text(path, "".join(kept))
+    return dropped
+
+
+def _step(row: str, col: int) -> float:
+    try:
+        return float(row.rstrip("\n").split("\t")[col])
+    except (IndexError, ValueError):
+        return float("inf")  # not a row of numbers: dropped
+
+
+def open_live(live_dir: Path | None, resume: bool, step: int = 0) -> Any:
     """A metrics logger writing to `live_dir` (None: no logging): DVCLive's, else `MetricFiles`;
-    `resume` continues its files."""
+    `resume` continues its files from update `step` (rows logged after it, by a run killed before
+    its next checkpoint, are dropped first)."""
     if live_dir is None:
         return None
+    if resume and (dropped := trim_series(live_dir, step)):
+        log.info("%s: %d metric rows past update %d (logged after the last checkpoint) dropped", live_dir, dropped,
+                 step)
     try:
         from dvclive import Live
         from scmrepo.exceptions import SCMError

@@ -119,7 +119,8 @@ def setup(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
               val_pairs=data.val, model=model, net=net, criterion=criterion, optimizer=optimizer,
               scheduler=scheduler, ckpts=ckpts, device=device, info=info, bf16=use_bf16(cfg.precision, device),
               lazy_checks=lazy_loss_checks(device), all_positions=all_positions(cfg.loss_positions, device),
-              live=open_live(live_dir, resume=prog is not None) if info.main else None)
+              live=open_live(live_dir, resume=prog is not None, step=prog.step if prog else 0)
+              if info.main else None)
     log.info("model: %s parameters on %s x%d (%s); %d training pairs",
              f"{sum(p.numel() for p in model.parameters()):,}", device, info.world,
              "bf16 autocast" if run.bf16 else "fp32", len(run.train_pairs))

@@ -53,3 +53,23 @@ def test_a_resumed_run_appends_and_a_new_one_starts_over(tmp_path: Path) -> None
     assert (tmp_path / "plots/metrics/train_loss.tsv").read_text() == "step\ttrain_loss\n1\t2.5\n2\t2.25\n"
     log_all(MetricFiles(tmp_path, resume=False), RECORDS[1:2])
     assert (tmp_path / "plots/metrics/train_loss.tsv").read_text() == "step\ttrain_loss\n2\t2.25\n"
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("with_dvclive", [True, False])
+def test_a_resume_drops_the_rows_logged_after_the_last_checkpoint(repo: Path, monkeypatch, with_dvclive: bool) -> None:
+    """Killed at update 3 after its checkpoint at update 2: the resumed run logs update 3 again, once."""
+    if with_dvclive:
+        pytest.importorskip("dvclive")
+    else:
+        monkeypatch.setitem(sys.modules, "dvclive", None)
+    steps = [{"step": s, "train_loss": 3.0 - s / 10} for s in (1, 2, 3)]
+    first = open_live(repo / "live", resume=False)
+    for record in steps:
+        log_live(first, record)  # no end(): killed
+    with (repo / "live" / "plots" / "metrics" / "train_loss.tsv").open("a") as fh:
+        fh.write("4\t2.")  # a row torn by the kill
+    log_all(open_live(repo / "live", resume=True, step=2), steps[2:])
+    rows = (repo / "live" / "plots" / "metrics" / "train_loss.tsv").read_text().splitlines()
+    col = rows[0].split("\t").index("step")
+    assert [int(r.split("\t")[col]) for r in rows[1:]] == [1, 2, 3]
