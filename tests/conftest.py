@@ -39,6 +39,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     stats = terminalreporter.stats
     counts = {"passed": len(stats.get("passed", [])), "failed": len(stats.get("failed", [])),
               "errors": len(stats.get("error", [])), "skipped": len(stats.get("skipped", []))}
+    # the injected-fault tests among them (marker fault): docs/pipeline.md's "when a run dies" figures
+    counts["fault"] = {k: sum(1 for r in stats.get(key, []) if "fault" in getattr(r, "keywords", {}))
+                       for k, key in (("passed", "passed"), ("failed", "failed"), ("errors", "error"))}
     args = [a for a in config.invocation_params.args if not a.startswith("--host-record")]
     path = host_record.write(folder, host_record.record(counts, time.time() - config.stash[_STARTED], args))
     terminalreporter.write_line(f"host record written to {path}")

@@ -14,11 +14,12 @@ INTEL = {"model": "Intel Xeon", "family": "6", "model_number": "207", "cores": 2
          "vendor": "GenuineIntel"}
 
 
-def host_record(command: str, seconds: float, passed: int, failed: int = 0) -> dict:
+def host_record(command: str, seconds: float, passed: int, failed: int = 0, faults: tuple[int, int] = (0, 0)) -> dict:
     return {"host": {"cpu": INTEL}, "mode": "native", "isa_variables": {}, "torch_cpu_capability": "AVX512",
             "command": command, "date": "2026-11-28T13:00:00+00:00", "commit": "0123456789abcdef",
             "uncommitted_files": 0, "summary": {"passed": passed, "failed": failed, "errors": 0, "skipped": 3,
-                                                "seconds": seconds}}
+                                                "seconds": seconds,
+                                                "fault": {"passed": faults[0], "failed": faults[1], "errors": 0}}}
 
 
 def write(path: Path, data: dict) -> None:
@@ -29,9 +30,7 @@ def write(path: Path, data: dict) -> None:
 def test_the_blocks_state_each_hosts_measured_minutes_and_the_faults(tmp_path: Path) -> None:
     bench = tmp_path / "bench"
     write(bench / "hosts" / "genuineintel-6-207-intel-xeon-native.json",
-          host_record("pytest --randomly-seed=1 -n 2 --dist loadfile", 1250.9, 1400))
-    write(bench / "hosts" / "genuineintel-6-207-intel-xeon-native-faults.json",
-          host_record("pytest -m fault --randomly-seed=1 -n 2 --dist loadfile", 80.0, 24))
+          host_record("pytest --randomly-seed=1 -n 2 --dist loadfile", 1250.9, 1400, faults=(30, 0)))
     write(bench / "repro_hosts" / "genuineintel-6-207-intel-xeon.json",
           {"commit": "fedcba9876543210", "date": "2026-11-28T14:00:00+00:00", "machine": {"cpu": INTEL},
            "results": {"cpu": INTEL, "full_estimate_s": 5700.0, "epoch_estimate_s": 281.4, "tokens_per_s": 3012.0}})
@@ -43,14 +42,15 @@ def test_the_blocks_state_each_hosts_measured_minutes_and_the_faults(tmp_path: P
     assert "GenuineIntel Intel Xeon (family 6, model 207): `make repro` ~95 min through training, `make test` 21 min" \
         in line
     faults = hosts.fault_suite(s)
-    assert "**24 faults injected** (the tests marked fault), 24 passed, 3 skipped; outputs lost: **0**" in faults
-    assert hosts.tested_hosts(s).count("GenuineIntel Intel Xeon") == 2  # both records in the hosts table
+    assert "**30 fault tests** (kills at named points" in faults and "30 passed; outputs lost: **0**" in faults
+    assert hosts.tested_hosts(s).count("GenuineIntel Intel Xeon") == 1
 
 
 def test_a_failed_fault_test_is_no_claim_that_nothing_was_lost(tmp_path: Path) -> None:
     write(tmp_path / "hosts" / "x-native-faults.json", host_record("pytest -m fault", 80.0, 23, failed=1))
     faults = hosts.fault_suite(Sources(tmp_path, tmp_path))
-    assert "**1 failed**, 23 passed" in faults and "outputs lost: **not shown (a fault test failed)**" in faults
+    assert "**24 fault tests**" in faults and "23 passed, **1 failed**" in faults
+    assert "outputs lost: **not shown (a fault test failed)**" in faults
 
 
 def test_the_repro_estimate_adds_the_remaining_updates_and_validations() -> None:

@@ -31,6 +31,7 @@ from nmt.evaluate.attention import capture, plot_all
 from nmt.evaluate.report import attention_page, bleu_markdown, index_page, report_gates, write_assets
 from nmt.evaluate.scoring import bleu_by_length, corpus_scores, sentence_bleu
 from nmt.files.atomic import atomic_write_text, staged_dir
+from nmt.files.killpoints import kill_point
 from nmt.files.lines import read_lines, split_file
 from nmt.gates.gate import Gate
 from nmt.text.tokenizer import SUFFIX, read_tokenized
@@ -144,6 +145,7 @@ def evaluate_stage(cfg: EvaluateConfig, paths: EvaluatePaths) -> Gate:
             s["page"] = f"sample-{k}.html"
             files = plot_all(maps, att / f"sample-{k}")
             (att / s["page"]).write_text(attention_page(s, files, f"sample-{k}"), encoding="utf-8")
+        kill_point("evaluate-plots")
         gate.finish(gate_dir)  # raises GateError: the staged outputs are discarded
         index = index_page(metrics, details, report_gates(gate_dir), _relative(gate_dir, reports_dir),
                            curves_rel, samples)

@@ -31,6 +31,7 @@ from nmt.errors import DataError
 from nmt.export import checks as export_checks
 from nmt.export.package import build_card, write_package
 from nmt.files.atomic import atomic_write_text, staged_dir
+from nmt.files.killpoints import kill_point
 from nmt.files.lines import read_lines, split_file
 from nmt.gates.gate import Gate
 from nmt.model import checkpoint
@@ -128,6 +129,7 @@ def export_stage(cfg: ExportConfig, decoding: Decoding, paths: ExportPaths,
     gate = Gate(REPORT_NAME)
     with staged_dir(paths.out) as tmp:
         graphs = write_package(translator, state["text"]["lowercase"], cfg, tmp)
+        kill_point("export-graphs")
         card = build_card(translator, state, cfg, decoding, graphs, tmp, paths.model, evaluation, paths.metrics,
                           recorded or {})
         if paths.corpus_report is not None:

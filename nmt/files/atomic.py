@@ -31,6 +31,15 @@ def _sibling(path: Path, suffix: str) -> Path:
     return path.parent / f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:12]}{suffix}"
 
 
+def staging_path(path: Path) -> Path:
+    """A hidden name beside `path` to build it under before it is checked and renamed over `path`; what
+    killed writers left there before is removed first (`sweep`), as this one will be if it is killed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sweep(path)
+    return _sibling(path, ".tmp")
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

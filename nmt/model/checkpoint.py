@@ -24,6 +24,7 @@ from nmt.config.model import ModelConfig
 from nmt.errors import DataError
 from nmt.files import seal
 from nmt.files.atomic import atomic_write_bytes
+from nmt.files.killpoints import kill_point
 from nmt.text.subword import BPE
 from nmt.text.vocab import Vocabulary
 from nmt.text.vocabularies import Vocabularies
@@ -190,6 +191,7 @@ class CheckpointDir:
         name = f"epoch-{state['epoch']:04d}-step-{step:08d}.pt" if epoch_end else f"step-{step:08d}.pt"
         path = self.root / name
         save(path, state)
+        kill_point("checkpoint-saved")
         if best:
             save(self.root / "best.pt", state)
         for _, old in self._files(_STEP_FILE):  # a newer save supersedes every rolling one

@@ -27,6 +27,7 @@ from nmt import ranking
 from nmt.config.model import ModelConfig
 from nmt.config.train import TrainConfig
 from nmt.errors import ConfigError, DataError, NmtError, TrainingInterrupted
+from nmt.files.killpoints import kill_point
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer, build_model
 from nmt.text.vocabularies import Vocabularies, load_vocabularies
@@ -228,6 +229,7 @@ def run_epoch(run: Run, prog: Progress, epoch: Epoch, stop: GracefulStop) -> flo
         loss, n_tokens = guarded_update(run, prog, group)
         pending.append(Pending(prog.step + 1, prog.batch, prog.batch + len(group) - 1, loss, n_tokens))
         prog.step, prog.batch = prog.step + 1, prog.batch + len(group)
+        kill_point("train-update")
         seen += n_tokens
         bar.update(len(group))
         logs = prog.step % cfg.log_every == 0 or prog.batch >= len(batches) or _reached(cfg, prog)

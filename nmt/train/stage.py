@@ -27,6 +27,8 @@ from nmt.config.model import ModelConfig
 from nmt.config.train import TrainConfig
 from nmt.data.indexed import DETOKENIZER
 from nmt.errors import DataError
+from nmt.files.atomic import staging_path
+from nmt.files.killpoints import kill_point
 from nmt.gates.gate import Gate
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer
@@ -138,8 +140,9 @@ def _finish(model: Transformer, prog: Progress, detok: Detokenizer, model_cfg: M
                  history=prog.history,
                  text={"src_lang": vocabs.src_lang, "tgt_lang": vocabs.tgt_lang,
                        "lowercase": tokenize_cfg.lowercase, "detokenizer": detok.to_dict()})
-    staged = Path(paths.model).with_suffix(".candidate.pt")
+    staged = staging_path(Path(paths.model))  # hidden beside models/model.pt; a kill's is swept by the next run
     checkpoint.save(staged, state)
+    kill_point("model-staged")
     try:  # the file must load safely and describe the vocabularies on disk
         reloaded = checkpoint.load(staged)
         checkpoint.check_vocab_hashes(reloaded, vocabs, staged)

@@ -65,7 +65,8 @@ def record(counts: dict[str, int], seconds: float, args: list[str]) -> dict[str,
             "torch_cpu_capability": torch_capability(), "command": " ".join(["pytest", *args]),
             "date": env["date"], "commit": env["commit"], "uncommitted_files": uncommitted(),
             "versions": env["versions"],
-            "summary": {**{k: counts.get(k, 0) for k in OUTCOMES}, "seconds": round(seconds, 1)}}
+            "summary": {**{k: counts.get(k, 0) for k in OUTCOMES}, "seconds": round(seconds, 1),
+                        "fault": counts.get("fault", {})}}
 
 
 def write(folder: Path, rec: dict[str, Any]) -> Path:
