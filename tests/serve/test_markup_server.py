@@ -239,3 +239,31 @@ def test_nmt_translate_lines_with_a_glossary_as_the_server_translates_a_text(
                           str(source), "--glossary", str(terms)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.splitlines() == want
+
+
+@pytest.mark.fault
+def test_a_full_disk_while_storing_a_translated_file_is_507_with_retry_after(server: ThreadServer,
+                                                                             monkeypatch: pytest.MonkeyPatch,
+                                                                             caplog: pytest.LogCaptureFixture) -> None:
+    import contextlib
+    import errno
+
+    from nmt.files import atomic
+    from nmt.serve.api import filestore
+
+    @contextlib.contextmanager
+    def full_disk(path, mode="w", encoding=None):
+        with atomic.atomic_open(path, mode, encoding) as fh:
+            class Full:
+                def write(self, data: bytes) -> int:
+                    raise OSError(errno.ENOSPC, "No space left on device")
+            yield Full()
+            fh.write(b"")
+
+    monkeypatch.setattr(filestore, "atomic_open", full_disk)
+    r = post(server.url, path="/translate_file", data={"source": "de", "target": "en"},
+             files={"file": ("notes.txt", b"s1 s2 s3\n", "text/plain")})
+    assert r.status_code == 507 and r.headers["retry-after"] == "60", r.text
+    assert "cannot store the translated file now (its disk is full)" in r.json()["error"]
+    assert any("out of disk space while writing it" in rec.getMessage() and "notes.txt" in rec.getMessage()
+               for rec in caplog.records)

@@ -23,6 +23,7 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
+from nmt.errors import OutOfSpace
 from nmt.serve.api.protocol import HttpError, api_key, read_body
 from nmt.serve.api.state import ServeState
 from nmt.serve.api.translating import deadline_of, request_timeout, translate_units
@@ -118,7 +119,12 @@ async def _translate_file(request: Request, state: ServeState) -> Response:
                                  [engine] * len(doc.units), chunked=True, deadline=deadline,
                                  glossaries=[glossary] * len(doc.units))
     out = await _by(deadline, cfg.request_timeout_s, loop.run_in_executor(state.doc_pool, doc.write, done.texts))
-    name = await loop.run_in_executor(state.doc_pool, state.files.put, upload.filename, out, _key(state, key))
+    try:
+        name = await loop.run_in_executor(state.doc_pool, state.files.put, upload.filename, out, _key(state, key))
+    except OutOfSpace as exc:  # one line in the log naming the file and the space; nothing half-stored is served
+        log.error("%s", exc)
+        raise HttpError(507, "Insufficient storage: the server cannot store the translated file now (its disk "
+                             "is full); try again later", "out_of_space", retry_after=60) from None
     log.info("translated file %s (%d units, %d bytes)", name.split(".", 1)[1], len(doc.units), len(out))
     return JSONResponse({"translatedFileUrl": f"{str(request.base_url).rstrip('/')}/download_file/{name}"})
 

@@ -24,7 +24,7 @@ LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 BATCH = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128)
 # why a request was not translated
 REASONS = ("bad_request", "too_large", "too_many_sentences", "body_timeout", "forbidden", "rate_limited", "queue_full",
-           "queue_timeout", "request_timeout", "draining", "batch_failed", "disconnected", "not_found")
+           "queue_timeout", "request_timeout", "draining", "batch_failed", "disconnected", "not_found", "out_of_space")
 
 
 class Metrics:
