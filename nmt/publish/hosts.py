@@ -100,15 +100,20 @@ def _repros(s: Sources) -> dict[str, dict[str, Any]]:
     return out
 
 
-def how_long(s: Sources) -> str:
-    """docs/pipeline.md: `make test` (a whole-suite record) and `make repro` (bench/repro_time.py) per CPU."""
+def _timings(s: Sources) -> list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]]:
+    """(CPU, its whole-suite test record, its `make repro` estimate) for every CPU with either."""
     tests = {_cpu(r["host"]["cpu"]): r for r in _records(s) if _whole_suite(r)}
     repros = _repros(s)
-    if not tests and not repros:
+    return [(name, tests.get(name), repros.get(name)) for name in sorted({*tests, *repros})]
+
+
+def how_long(s: Sources) -> str:
+    """docs/pipeline.md: `make test` (a whole-suite record) and `make repro` (bench/repro_time.py) per CPU."""
+    timings = _timings(s)
+    if not timings:
         return not_yet(REPRO, REPRO_COMMAND, f"bench/results/{REPRO}/*.json")
     rows = []
-    for name in sorted({*tests, *repros}):
-        t, r = tests.get(name), repros.get(name)
+    for name, t, r in timings:
         rows.append([name,
                      f"{_minutes(t['summary']['seconds'])} ({_outcome(t['summary'])}; `{str(t['commit'])[:8]}`, "
                      f"{t['date'][:10]})" if t else "not recorded",
@@ -127,15 +132,13 @@ def how_long(s: Sources) -> str:
 
 def how_long_summary(s: Sources) -> str:
     """The README's line: the same figures, one clause per CPU."""
-    tests = {_cpu(r["host"]["cpu"]): r for r in _records(s) if _whole_suite(r)}
-    repros = _repros(s)
-    if not tests and not repros:
+    timings = _timings(s)
+    if not timings:
         return not_yet(REPRO, REPRO_COMMAND, f"bench/results/{REPRO}/*.json")
     parts = []
-    for name in sorted({*tests, *repros}):
-        said = ([f"`make repro` ~{_minutes(repros[name]['full_estimate_s'])} through training"]
-                if name in repros else []) + \
-               ([f"`make test` {_minutes(tests[name]['summary']['seconds'])}"] if name in tests else [])
+    for name, t, r in timings:
+        said = ([f"`make repro` ~{_minutes(r['full_estimate_s'])} through training"] if r else []) + \
+               ([f"`make test` {_minutes(t['summary']['seconds'])}"] if t else [])
         parts.append(f"{name}: {', '.join(said)}")
     return (f"**How long, per host** (2 cores): {'; '.join(parts)}. Per-core speed differs about threefold between "
             "these hosts, so measure yours with `python -m bench.repro_time` ([how the figures are "
