@@ -140,8 +140,9 @@ def how_long_summary(s: Sources) -> str:
         said = ([f"`make repro` ~{_minutes(r['full_estimate_s'])} through training"] if r else []) + \
                ([f"`make test` {_minutes(t['summary']['seconds'])}"] if t else [])
         parts.append(f"{name}: {', '.join(said)}")
-    return (f"**How long, per host** (2 cores): {'; '.join(parts)}. Per-core speed differs about threefold between "
-            "these hosts, so measure yours with `python -m bench.repro_time` ([how the figures are "
+    return (f"**How long, per host** (2 cores): {'; '.join(parts)}. Per-core speed differs by up to about threefold "
+            "between the hosts this project runs on, so measure yours with `python -m bench.repro_time` ([how the "
+            "figures are "
             f"made](docs/pipeline.md#how-long-it-takes)). Source: `bench/results/{FOLDER}/*.json`, "
             f"`bench/results/{REPRO}/*.json`, `bench/results/repro_compare.json`.")
 
