@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from nmt.errors import ConfigError, NmtError
+from nmt.files.runlock import held
 
 P = TypeVar("P")  # a stage's paths
 S = TypeVar("S")  # the params.yaml sections a stage reads
@@ -87,7 +88,12 @@ def stage_main(name: str, description: str, paths_cls: type[P], params_cls: type
     args = stage_parser(name, description, paths_cls).parse_args(argv)
     setup_logging(args.verbose)
     paths = paths_cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(paths_cls)})
-    return run_reporting_errors(name, lambda: run_with_params(args.params, params_cls, lambda p: run(p, paths)))
+    files = [v for v in dataclasses.astuple(paths) if isinstance(v, Path) and not str(v).isdigit()]  # not --workers
+
+    def locked() -> None:  # one run of this stage on these files at a time (nmt.files.runlock)
+        with held(name, files):
+            run_with_params(args.params, params_cls, lambda p: run(p, paths))
+    return run_reporting_errors(name, locked)
 
 
 def run_with_params(params_file: Path, params_cls: type[S], run: Callable[[S], object]) -> None:

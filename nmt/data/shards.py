@@ -1,17 +1,10 @@
-"""Sharded, streaming tokenization for the tokenize stage: read, cache, tokenize and measure one shard at a time.
+"""Sharded, streaming work for the data stages: read one shard at a time, run shards in order on a pool.
 
 A split file is read in shards of `SHARD_LINES` lines (the last one shorter), so memory holds
-a few shards, never a whole split. Each shard is one unit of work and of caching:
-
-- its cache key hashes the shard's raw bytes with the tokenizer settings (language, lowercase,
-  spaCy version, `FORMAT_VERSION`), so a corpus that grows by appended lines re-tokenizes only
-  its last shard and the new ones; the key does not depend on where the shard starts;
-- `ShardWorker` turns a `ShardJob` into a `ShardResult`: the tokens file's bytes for the shard,
-  whether they came from the cache, and a histogram of tokens per sentence (the gate folds
-  histograms, so its corpus-level checks stay exact);
-- `ordered_map` runs jobs (any picklable worker class: `ShardWorker` here, binarize's too) in a
-  process pool, inline for one worker, or on a Dask cluster, a bounded number in flight, results
-  in submission order: the output is byte-identical whatever the worker count.
+a few shards, never a whole split. `ordered_map` runs jobs (any picklable worker class: the
+tokenize stage's `nmt.data.tokencache.ShardWorker`, vocab's and binarize's) in a process pool,
+inline for one worker, or on a Dask cluster, a bounded number in flight, results in submission
+order: the output is byte-identical whatever the worker count. Pool processes end with the stage.
 
 A bad line is reported with its absolute line number in the file, in the words of
 `nmt.files.lines.split_lines`.
@@ -20,28 +13,24 @@ A bad line is reported with its absolute line number in the file, in the words o
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import itertools
-import json
 import logging
 import multiprocessing
 import os
 import signal
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any, TypeVar
 
 from nmt.errors import ConfigError, DataError
-from nmt.files.atomic import atomic_open
 from nmt.files.cores import available_cores
+from nmt.files.killpoints import kill_point
 from nmt.files.lines import open_raw, split_lines
-from nmt.text.tokenizer import SUFFIX, format_line, make_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -50,53 +39,12 @@ log = logging.getLogger(__name__)
 # memory at a time. Smaller shards re-tokenize less of a grown corpus and balance better,
 # larger ones make fewer cache files. Changing it changes which entries are hit, never the output.
 SHARD_LINES = 20_000
-FORMAT_VERSION = 2  # bump when the output format or normalisation changes (2: cache entries are shards)
 IN_FLIGHT_PER_WORKER = 2  # shards submitted but not yet written, per worker: bounds the memory
 DASK_ENV = "NMT_DASK_SCHEDULER"  # a scheduler address: shards go to that Dask cluster instead of the local pool
 DASK_CONNECT_S = 30  # seconds to reach the scheduler
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-def key_settings(lowercase: bool) -> dict[str, Any]:
-    """What every shard key hashes besides the shard's bytes and language: the tokenizer
-    settings, the spaCy version and `FORMAT_VERSION`."""
-    return {"lowercase": lowercase, "spacy": version("spacy"), "format": FORMAT_VERSION}
-
-
-def shard_key(data: bytes, lang: str, settings: dict[str, Any]) -> str:
-    """Content hash of everything that determines a shard's tokenized output."""
-    spec = {"input_sha256": hashlib.sha256(data).hexdigest(), "lang": lang, **settings}
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
-
-
-class TokenCache:
-    """A directory of `<key>.tsv` entries, each with a `<key>.sha256` integrity file."""
-
-    def __init__(self, root: Path | str | None) -> None:
-        self.root = Path(root) if root is not None else None
-
-    def get(self, key: str) -> bytes | None:
-        if self.root is None:
-            return None
-        entry, check = self.root / f"{key}{SUFFIX}", self.root / f"{key}.sha256"
-        try:
-            data, expected = entry.read_bytes(), check.read_text().strip()
-        except OSError:
-            return None
-        if hashlib.sha256(data).hexdigest() != expected:
-            log.warning("token cache entry %s is corrupt; ignoring it", entry)
-            return None
-        return data
-
-    def put(self, key: str, data: bytes) -> None:
-        if self.root is None:
-            return
-        with atomic_open(self.root / f"{key}{SUFFIX}", "wb") as fh:
-            fh.write(data)
-        with atomic_open(self.root / f"{key}.sha256", "w") as fh:
-            fh.write(hashlib.sha256(data).hexdigest() + "\n")
 
 
 @dataclass(frozen=True)
@@ -108,13 +56,6 @@ class ShardJob:
     first_line: int  # absolute number of the shard's first line, from 1
     rows: int  # input lines in the shard
     data: bytes
-
-
-@dataclass(frozen=True)
-class ShardResult:
-    data: bytes  # the shard's lines of the tokens file
-    hit: bool  # served from the cache
-    histogram: dict[int, int]  # tokens per sentence -> sentences
 
 
 def read_shards(path: Path, lang: str, shard_lines: int) -> Iterator[ShardJob]:
@@ -136,37 +77,6 @@ def decode_shard(job: ShardJob) -> list[str]:
         if not (str(exc).startswith(head) and sep and number.isdigit()):
             raise
         raise DataError(f"{head}{int(number) + job.first_line - 1}: {rest}") from None
-
-
-def token_histogram(data: bytes) -> dict[int, int]:
-    """Tokens per line of a tokens file's bytes, counted: {n_tokens: lines}."""
-    counts: Counter[int] = Counter()
-    lines = data.split(b"\n")
-    for line in lines[:-1] if lines[-1] == b"" else lines:
-        text = line.partition(b"\t")[0]
-        counts[text.count(b" ") + 1 if text else 0] += 1
-    return dict(counts)
-
-
-class ShardWorker:
-    """Tokenizes shards through the cache; one per process, spaCy tokenizers made on first use."""
-
-    def __init__(self, settings: dict[str, Any], cache_root: Path | str | None) -> None:
-        self.settings, self.cache = settings, TokenCache(cache_root)
-        self.tokenizers: dict[str, Callable] = {}
-
-    def __call__(self, job: ShardJob) -> ShardResult:
-        key = shard_key(job.data, job.lang, self.settings)
-        data = self.cache.get(key)
-        hit = data is not None
-        if data is None:
-            lines = decode_shard(job)
-            if job.lang not in self.tokenizers:
-                self.tokenizers[job.lang] = make_tokenizer(job.lang, self.settings["lowercase"])
-            pairs = self.tokenizers[job.lang](lines)
-            data = "".join(format_line(toks, flags) + "\n" for toks, flags in pairs).encode("utf-8")
-            self.cache.put(key, data)
-        return ShardResult(data, hit, token_histogram(data))
 
 
 _worker: Callable[[ShardJob], Any] | None = None  # the pool process's worker (`_init_pool`)
@@ -236,12 +146,6 @@ def dask_scheduler() -> str | None:
     return os.environ.get(DASK_ENV) or None
 
 
-def ordered_results(items: Iterable[T], settings: dict[str, Any], cache_root: Path | None,
-                    workers: int) -> Iterator[tuple[T, ShardResult | None]]:
-    """`ordered_map` with a `ShardWorker`: shards tokenized, markers passed through with None."""
-    yield from ordered_map(items, ShardWorker, (settings, None if cache_root is None else str(cache_root)), workers)
-
-
 def ordered_map(items: Iterable[T], factory: Callable[..., Callable[[ShardJob], R]], args: tuple,
                 workers: int) -> Iterator[tuple[T, R | None]]:
     """(item, result) for every item in order: a `ShardJob` goes through a worker made by
@@ -295,6 +199,8 @@ def _in_order(items: Iterable[T], submit: Callable[[ShardJob], Future | _Done],
         while sum(f is not None for _, f in pending) >= window or (pending and pending[0][1] is None):
             item0, future = pending.popleft()
             yield item0, None if future is None else future.result()
+            kill_point("shard-done")  # the stage has used a result, the pool holds more in flight
     while pending:
         item0, future = pending.popleft()
         yield item0, None if future is None else future.result()
+        kill_point("shard-done")

@@ -33,17 +33,8 @@ from tqdm import tqdm
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, TokenizeConfig
 from nmt.data import shards
-from nmt.data.shards import (
-    FORMAT_VERSION,
-    ShardJob,
-    ShardResult,
-    TokenCache,
-    key_settings,
-    ordered_results,
-    read_shards,
-    resolve_workers,
-    shard_key,
-)
+from nmt.data.shards import ShardJob, read_shards, resolve_workers
+from nmt.data.tokencache import FORMAT_VERSION, ShardResult, TokenCache, key_settings, ordered_results, shard_key
 from nmt.files.atomic import staged_dir
 from nmt.files.lines import read_bytes, split_file
 from nmt.gates.gate import Gate
@@ -100,12 +91,14 @@ class _Tally:
     histogram: Counter[int] = field(default_factory=Counter)  # tokens per sentence -> sentences
     shards: list[dict[str, int]] = field(default_factory=list)  # the per-shard aggregates
     hits: int = 0
+    corrupt: list[str] = field(default_factory=list)  # damaged cache entries ignored and rebuilt, by path
 
     def add(self, job: ShardJob, result: ShardResult) -> None:
         rows = sum(result.histogram.values())
         self.input_rows += job.rows
         self.histogram.update(result.histogram)
         self.hits += result.hit
+        self.corrupt += [result.corrupt] if result.corrupt else []
         self.shards.append({"first_line": job.first_line, "input_rows": job.rows, "rows": rows,
                             "min_tokens": min(result.histogram, default=0),
                             "max_tokens": max(result.histogram, default=0)})
@@ -162,7 +155,12 @@ def tokenize_corpus(data: DataConfig, cfg: TokenizeConfig, in_dir: Path, out_dir
         with closing(ordered_results(stream, key_settings(cfg.lowercase), cache_dir, workers)) as results:
             tallies = _write(results, tmp, gate, cfg)  # closed on any error, so the pool stops
         hits, n_shards = sum(t.hits for t in tallies), sum(len(t.shards) for t in tallies)
-        gate.stats["cache"] = {"hits": hits, "misses": n_shards - hits, "dir": str(cache_dir)}
+        corrupt = [path for t in tallies for path in t.corrupt]  # found in pool processes too, whose log goes nowhere
+        if corrupt:
+            log.warning("%d damaged token cache entr%s ignored and rebuilt (a disk or copy fault?): %s", len(corrupt),
+                        "y" if len(corrupt) == 1 else "ies", ", ".join(corrupt[:5]))
+        gate.stats["cache"] = {"hits": hits, "misses": n_shards - hits, "dir": str(cache_dir),
+                               "corrupt_rebuilt": corrupt}
         gate.stats["shards"] = {"lines_per_shard": shard_lines, "count": n_shards, "cache": "per shard",
                                 "great_expectations_on": GX_FRAME}
         log.info("tokenized %d files in %d shards of up to %d lines (%d from cache) with %d worker(s)",

@@ -4,7 +4,8 @@
 `kill_point(NAME)`: no handler, no cleanup, exactly what an out-of-memory kill or a power cut leaves.
 The fault suite (tests marked fault) sets it to prove that each write window leaves the previous
 outputs whole and that the re-run ends where an uninterrupted run ends. Unset, a point costs one
-dictionary lookup. The points: `train-update` (after an optimizer update), `checkpoint-saved` (a
+dictionary lookup. The points: `shard-done` (a data stage has used a shard's result while its pool
+holds more: tokenize, vocab, binarize), `train-update` (after an optimizer update), `checkpoint-saved` (a
 checkpoint file written, before best.pt and the rotation), `model-staged` (the model file written
 beside its target, before the gate), `evaluate-plots` (the report's folders staged), `export-graphs`
 (the ONNX graphs written into the staged package).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -129,10 +130,10 @@ def validated(tiny_corpus: dict, tmp_path: Path) -> Path:
 
 
 def run(tmp_path: Path, corpus: dict, cfg: TokenizeConfig | None = None, cache: Path | None | str = "default",
-        out: str = "tokens"):
+        out: str = "tokens", workers: int = 1):
     cache_dir = tmp_path / "cache" if cache == "default" else cache
     return tokenize_corpus(data_config(corpus), cfg or TokenizeConfig(), tmp_path / "clean", tmp_path / out,
-                           tmp_path / "reports", cache_dir)
+                           tmp_path / "reports", cache_dir, workers)
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
@@ -168,7 +169,7 @@ def forbid_spacy(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args, **kwargs):
         raise AssertionError("make_tokenizer called although the cache should have served every file")
 
-    monkeypatch.setattr("nmt.data.shards.make_tokenizer", boom)  # what the shard worker calls
+    monkeypatch.setattr("nmt.data.tokencache.make_tokenizer", boom)  # what the shard worker calls
 
 
 def test_cache_hits_on_rerun_without_spacy(tiny_corpus: dict, validated: Path, tmp_path: Path,
@@ -180,7 +181,8 @@ def test_cache_hits_on_rerun_without_spacy(tiny_corpus: dict, validated: Path, t
 
     forbid_spacy(monkeypatch)
     again = run(tmp_path, tiny_corpus)
-    assert again.stats["cache"] == {"hits": 6, "misses": 0, "dir": str(tmp_path / "cache")}
+    assert again.stats["cache"] == {"hits": 6, "misses": 0, "dir": str(tmp_path / "cache"),
+                                   "corrupt_rebuilt": []}
     assert snapshot(tmp_path / "tokens") == before
     # a second output directory from the cache alone is identical too
     run(tmp_path, tiny_corpus, out="tokens2")
@@ -227,8 +229,9 @@ def test_changed_input_misses_only_that_file(tiny_corpus: dict, validated: Path,
         ["A", "completely", "new", "sentence", ",", "with", "punctuation", "!"], "11101100")
 
 
+@pytest.mark.parametrize("workers", [1, 2])  # 2: found in a pool process, whose own log goes nowhere
 def test_corrupt_cache_entry_is_detected_and_rebuilt(tiny_corpus: dict, validated: Path, tmp_path: Path,
-                                                     caplog: pytest.LogCaptureFixture) -> None:
+                                                     caplog: pytest.LogCaptureFixture, workers: int) -> None:
     run(tmp_path, tiny_corpus)
     before = snapshot(tmp_path / "tokens")
     key = cache_key(validated / "train.de", "de", TokenizeConfig())
@@ -236,9 +239,13 @@ def test_corrupt_cache_entry_is_detected_and_rebuilt(tiny_corpus: dict, validate
     assert entry.read_bytes() == before["train.de.tsv"]
     entry.write_bytes(entry.read_bytes().replace(b"Mann", b"Maus", 1))  # plausible, but not what spaCy wrote
 
-    gate = run(tmp_path, tiny_corpus)
+    caplog.set_level(logging.WARNING, logger="nmt.data.tokenize")
+    gate = run(tmp_path, tiny_corpus, workers=workers)
     assert gate.stats["cache"]["hits"] == 5 and gate.stats["cache"]["misses"] == 1
-    assert "corrupt" in caplog.text
+    assert gate.stats["cache"]["corrupt_rebuilt"] == [str(entry)]  # in the stage's report
+    assert f"damaged token cache entry ignored and rebuilt (a disk or copy fault?): {entry}" in caplog.text
+    assert json.loads((tmp_path / "reports" / "tokens.json").read_text())["stats"]["cache"]["corrupt_rebuilt"] == [
+        str(entry)]
     assert snapshot(tmp_path / "tokens") == before
     assert entry.read_bytes() == before["train.de.tsv"]  # the entry was rewritten
     assert run(tmp_path, tiny_corpus).stats["cache"]["hits"] == 6

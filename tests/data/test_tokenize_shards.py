@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from nmt.config.data import TokenizeConfig, ValidateConfig
-from nmt.data import shards
+from nmt.data import shards, tokencache
 from nmt.data.tokenize import main, resolve_workers, tokenize_corpus
 from nmt.data.validate import validate_corpus
 from nmt.errors import ConfigError, DataError, GateError
@@ -121,7 +121,8 @@ def test_grown_corpus_retokenizes_only_the_changed_shards(validated: Path, tiny_
                                tmp_path / "reports", cache)
 
     first = run("tokens")
-    assert first.stats["cache"] == {"hits": 0, "misses": 10, "dir": str(tmp_path / "cache")}  # train 3 shards, others 1
+    assert first.stats["cache"] == {"hits": 0, "misses": 10, "dir": str(tmp_path / "cache"),
+                                   "corrupt_rebuilt": []}  # train 3 shards, others 1
 
     more_de, more_en = synthetic_pairs(130, seed=9)
     for lang, extra in (("de", more_de), ("en", more_en)):  # train: 300 -> 430 lines, val: 40 -> 45
@@ -131,20 +132,20 @@ def test_grown_corpus_retokenizes_only_the_changed_shards(validated: Path, tiny_
             fh.write("".join(s + "\n" for s in extra[:5]))
 
     tokenized: list[int] = []
-    real = shards.make_tokenizer
+    real = tokencache.make_tokenizer
 
     def counting(lang: str, lowercase: bool):
         tokenize = real(lang, lowercase)
         return lambda texts: tokenize(tokenized.append(len(texts)) or texts)
 
-    monkeypatch.setattr(shards, "make_tokenizer", counting)
+    monkeypatch.setattr(tokencache, "make_tokenizer", counting)
     grown = run("tokens")
     # train: shards 1-3 unchanged, 301-400 and 401-430 new; val: its only shard grew; test: unchanged
     assert grown.stats["cache"]["hits"] == 8 and grown.stats["cache"]["misses"] == 6
     assert grown.stats["train.de"]["cache_hits"] == 3 and grown.stats["val.en"]["cache_hits"] == 0
     assert grown.stats["test.de"]["cache_hits"] == 1
     assert sorted(tokenized) == sorted([100, 30, 45] * 2)  # spaCy saw only the changed shards' lines
-    monkeypatch.setattr(shards, "make_tokenizer", real)
+    monkeypatch.setattr(tokencache, "make_tokenizer", real)
     run("fresh", cache=None)
     assert snapshot(tmp_path / "tokens") == snapshot(tmp_path / "fresh")
     assert snapshot(tmp_path / "tokens")["train.de.tsv"] == whole_file_tokens(validated / "train.de", "de")
@@ -204,7 +205,7 @@ def test_workers_option(tiny_corpus: dict, validated: Path, tmp_path: Path, caps
 
 STUCK_STAGE = '''
 import os, sys, time
-from nmt.data import shards
+from nmt.data import shards, tokencache
 
 class Stuck:
     """A pool worker whose shard never ends (a long tokenization): it prints its pid and sleeps."""
