@@ -3,7 +3,7 @@
 The confidence of a translation is the geometric mean of the probabilities the model gave the
 tokens it chose (`nmt.decode.hypotheses.Hypothesis.confidence`, 0-1), read off the search at no
 extra cost. This bench translates a dev set with each package as the server does
-(`nmt.serve.engine.decoding.translate_sentences`: spans kept, the loop guard's choice), scores each
+(`nmt.translate.decoding.translate_sentences`: spans kept, the loop guard's choice), scores each
 sentence with sentence-level chrF against its reference (sacreBLEU), and reports how the two
 relate: Spearman's and Pearson's correlation, and mean chrF per confidence band (quintiles of
 this run, and fixed bands a user can threshold on). Dev sets only (never a test set).
@@ -60,8 +60,8 @@ def relation(confidence: np.ndarray, chrf: np.ndarray) -> dict[str, Any]:
 def measure(package: Path, data: Path, split: str, sentences: int) -> dict[str, Any]:
     import sacrebleu
 
-    from nmt.serve.engine.decoding import translate_sentences
     from nmt.serve.engine.package import load_model
+    from nmt.translate.decoding import translate_sentences
 
     card = json.loads((package / "model.json").read_text(encoding="utf-8"))
     src, tgt = card["languages"]["src"], card["languages"]["tgt"]

@@ -11,9 +11,9 @@ unambiguous, i.e. it occurs once in the source and its translation once in the r
   form of it) being a reference word.
 
 At most `--per-sentence` words of a sentence are wrapped (chosen by a seeded draw). Each tagged
-source is translated as the server translates `format: html` with an ONNX package (`nmt.serve.markup.html`
+source is translated as the server translates `format: html` with an ONNX package (`nmt.translate.markup.html`
 units; a unit's tag pairs leave the text the model reads and are written back where the model's own
-leave-span-out alignment puts them: `nmt.serve.markup.pairs`, `nmt.serve.markup.align`), and the plain source as
+leave-span-out alignment puts them: `nmt.translate.markup.pairs`, `nmt.translate.markup.align`), and the plain source as
 `format: text` is; beside them, the tags carried through the model as numbered placeholders
 (`placeholders`: what a CTranslate2 folder gets, and what the server shipped before) and the
 baseline of translating every text node on its own (`per_text_node`: LibreTranslate's way, which
@@ -110,7 +110,7 @@ def build_set(sources: list[str], refs: list[str], lexicon: Any | None, per_sent
 
 def translate_texts(translator: Any, splitter: Any, texts: list[str]) -> list[str]:
     """Texts translated as the server's text path does: cut into sentences, decoded in batches, joined."""
-    from nmt.serve.engine.decoding import translate_sentences
+    from nmt.translate.decoding import translate_sentences
 
     segmented = [splitter.split(t) for t in texts]
     sentences = [s for seg in segmented for s in seg.sentences]
@@ -129,8 +129,8 @@ def translate_texts(translator: Any, splitter: Any, texts: list[str]) -> list[st
 def translate_aligned(model: Any, docs: list[Any]) -> list[str]:
     """The documents translated as the server does with an ONNX package: each unit's text without its
     tag pairs, the pairs written back where the model's leave-span-out alignment puts them
-    (`nmt.serve.markup.offline.translate_units`, the server's path without the server)."""
-    from nmt.serve.markup.offline import translate_units
+    (`nmt.translate.offline.translate_units`, the server's path without the server)."""
+    from nmt.translate.offline import translate_units
 
     done = translate_units(model.translator, [u for doc in docs for u in doc.units],
                            [u for doc in docs for u in doc.unit_objects], model.languages[0])
@@ -210,8 +210,8 @@ def measure(package: Path, data: Path, splits: list[str], sentences: int, per_se
             lexicon_path: Path | None, seed: int, examples: int) -> dict[str, Any]:
     from nmt.data.lexicon import LexicalScore
     from nmt.serve.engine.package import load_model
-    from nmt.serve.engine.sentences import SentenceSplitter
-    from nmt.serve.markup.html import parse_html
+    from nmt.translate.markup.html import parse_html
+    from nmt.translate.sentences import SentenceSplitter
 
     model = load_model(package, threads=0)
     src_lang, tgt_lang = model.languages

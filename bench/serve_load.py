@@ -58,8 +58,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def offline(model: Path, int8: bool, threads: int, lines: list[str], batch1: int) -> dict[str, Any]:
     """The same package without the server, in this process: batch 1, 32 random, 64 length-sorted."""
-    from nmt.serve.engine.decoding import translate_sentences
     from nmt.serve.engine.package import load_model
+    from nmt.translate.decoding import translate_sentences
 
     translator = load_model(model, int8=int8, threads=threads).translator
 

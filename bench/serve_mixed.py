@@ -68,8 +68,8 @@ def mixed(by_direction: dict[str, list[str]], share: float, auto: float = 0.0, s
 def offline(models: dict[str, Path], int8: bool, threads: int, by_direction: dict[str, list[str]]
             ) -> dict[str, Any]:
     """Each package alone: batch 32 in random order on the server's path; the outputs for parity."""
-    from nmt.serve.engine.decoding import translate_sentences
     from nmt.serve.engine.package import load_model
+    from nmt.translate.decoding import translate_sentences
 
     report: dict[str, Any] = {}
     for direction, path in models.items():

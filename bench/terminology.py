@@ -20,8 +20,8 @@ dictionary the data stages use (Ding's de-en, `/usr/share/trans/de-en`; `nmt.dat
 
 Each test pair the glossary matches in (at most `--sentences` per test set; its terms: the
 glossary's matches) is translated as the server does (cut into sentences,
-`nmt.serve.engine.decoding.translate_sentences`) without and with the glossary (each
-sentence masked by `nmt.serve.engine.termswap.mask_terms` and restored; the masked text is stable under
+`nmt.translate.decoding.translate_sentences`) without and with the glossary (each
+sentence masked by `nmt.translate.termswap.mask_terms` and restored; the masked text is stable under
 the server's own span masking). Reported: term recall (a pair's term counts when the output holds
 its target or one of its forms as whole words, any case) without and with the glossary (criterion:
 >= 95% with), sacreBLEU of both on the same pairs (criterion: with not more than 0.5 below), the
@@ -124,8 +124,8 @@ def term_set(pairs: list[tuple[str, str]], src_lang: str, table: dict[str, dict[
              ) -> dict[str, tuple[str, str]]:
     """The glossary the rule gives: case-folded source word -> (the word as first seen, its translation),
     for the words with one translation that is in the reference of every pair whose source the
-    glossary matches them in (`nmt.serve.engine.glossary`, as the server would)."""
-    from nmt.serve.engine.glossary import Glossary
+    glossary matches them in (`nmt.translate.glossary`, as the server would)."""
+    from nmt.translate.glossary import Glossary
 
     found: dict[str, tuple[str, str]] = {}
     for src, ref in pairs:
@@ -151,9 +151,9 @@ def write_glossary(path: Path, glossary: dict[str, tuple[str, str]], forms: dict
 
 def translate_texts(translator: Any, splitter: Any, texts: list[str], glossary: Any = None) -> list[str]:
     """Texts translated as the server's text path does (with the glossary's terms swapped, if any)."""
-    from nmt.serve.engine.decoding import translate_sentences
-    from nmt.serve.engine.spans import mask
-    from nmt.serve.engine.termswap import mask_terms
+    from nmt.translate.decoding import translate_sentences
+    from nmt.translate.spans import mask
+    from nmt.translate.termswap import mask_terms
 
     segmented = [splitter.split(t) for t in texts]
     masked = [mask_terms(s, glossary) if glossary is not None else mask(s) for seg in segmented for s in seg.sentences]
@@ -188,9 +188,9 @@ def score(items: list[dict[str, Any]], plain: list[str], swapped: list[str]) -> 
 
 def measure(package: Path, data: Path, splits: list[str], sentences: int, lexicon: Path, glossary_out: Path | None,
             examples: int) -> dict[str, Any]:
-    from nmt.serve.engine.glossary import Glossary
     from nmt.serve.engine.package import load_model
-    from nmt.serve.engine.sentences import SentenceSplitter
+    from nmt.translate.glossary import Glossary
+    from nmt.translate.sentences import SentenceSplitter
 
     model = load_model(package, threads=0)
     src_lang, tgt_lang = model.languages

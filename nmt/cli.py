@@ -29,7 +29,7 @@ from nmt.serve.api.options import add_arguments as add_serve_arguments
 
 if TYPE_CHECKING:  # numpy and the text pipeline load only when a command runs
     from nmt.decode.lines import LineTranslator
-    from nmt.serve.engine.glossary import Glossary
+    from nmt.translate.glossary import Glossary
 
 log = logging.getLogger("nmt.translate")
 
@@ -156,8 +156,8 @@ def translate(args: argparse.Namespace) -> None:
     if args.direction is not None and args.direction != direction:
         raise DataError(f"--model {args.model} translates {direction}, not {args.direction}: pick the model of "
                         f"that direction (the general packages: models/general/{args.direction}/onnx)")
-    from nmt.serve.engine.glossary import Glossary
-    from nmt.serve.markup.offline import DOCUMENTS, translate_units
+    from nmt.translate.glossary import Glossary
+    from nmt.translate.offline import DOCUMENTS, translate_units
 
     glossary = Glossary.read(args.glossary) if args.glossary is not None else None
     if args.input is not None and args.input.suffix.lower() in DOCUMENTS:
@@ -189,9 +189,9 @@ def translate(args: argparse.Namespace) -> None:
 
 
 def _translate_document(translator: LineTranslator, args: argparse.Namespace, glossary: Glossary | None) -> None:
-    """A .docx, .srt or .html file translated with its formatting (`nmt.serve.markup.offline`), written atomically."""
+    """A .docx, .srt or .html file translated with its formatting (`nmt.translate.offline`), written atomically."""
     from nmt.files.atomic import atomic_open
-    from nmt.serve.markup.offline import translate_document_file
+    from nmt.translate.offline import translate_document_file
 
     if args.output is None or args.output.suffix.lower() != args.input.suffix.lower():
         raise DataError(f"--input {args.input}: a document; give --output a file of the same kind "

@@ -9,10 +9,10 @@ import asyncio
 import pytest
 
 from nmt.serve.engine.batcher import Batcher
-from nmt.serve.engine.decoding import Output
 from nmt.serve.engine.jobs import Item, Job
 from nmt.serve.engine.refusals import QueueFull
 from nmt.serve.observe.metrics import Metrics
+from nmt.translate.decoding import Output
 
 
 class Timed(Batcher):

@@ -14,7 +14,7 @@ import pytest
 
 from nmt.runtime.translator import OnnxTranslator
 from nmt.serve.engine.batcher import SWITCH_INTERVAL_S
-from nmt.serve.engine.decoding import translate_sentences
+from nmt.translate.decoding import translate_sentences
 from support.onnx import sentences
 from support.serve import TOKEN, ThreadServer, ask, config, post
 from support.serve import offline as offline_answers
@@ -82,7 +82,7 @@ def test_auto_source_and_alternatives_answer_as_libretranslate(server: ThreadSer
 
 def test_a_texts_alternatives_combine_its_sentences_hypotheses() -> None:
     from nmt.serve.api.translating import alternative_texts
-    from nmt.serve.engine.sentences import Segmented
+    from nmt.translate.sentences import Segmented
 
     seg = Segmented(("", "A.", " ", "B.", "\n"))
     hyps = [["a1", "a2", "a3"], ["b1", "b2"]]

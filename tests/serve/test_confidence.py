@@ -14,7 +14,7 @@ import pytest
 
 from nmt.runtime.translator import OnnxTranslator
 from nmt.serve.api.translating import text_confidence
-from nmt.serve.engine.decoding import Output, translate_sentences
+from nmt.translate.decoding import Output, translate_sentences
 from support.onnx import sentences
 from support.serve import ThreadServer, ask, config, post
 

@@ -1,4 +1,4 @@
-"""Files translated whole without a model (nmt/serve/markup/formats/, nmt/serve/markup/office.py): a .docx and an
+"""Files translated whole without a model (nmt/translate/markup/: formats/, office.py): a .docx and an
 .srt made here, translated by fake models, opened again by their readers; .txt layout; limits and errors."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
 from nmt.serve.api.files import document_refusal
-from nmt.serve.markup.formats import (
+from nmt.translate.markup.formats import (
     BadDocument,
     DocumentLimits,
     DocumentTooLarge,

@@ -1,4 +1,4 @@
-"""Terminology by span swap without a model (nmt/serve/engine/glossary.py): the TSV file and its errors,
+"""Terminology by span swap without a model (nmt/translate/glossary.py): the TSV file and its errors,
 matching (longest first, word boundaries, case, umlauts and ß, never inside a URL or number),
 restoring the target term (its case included), do-not-translate spans kept verbatim, a request's
 glossary over the file's, and sentences without terms masked exactly as `spans.mask` masks them."""
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from nmt.serve.engine.glossary import Glossary, GlossaryError, Term, for_request
-from nmt.serve.engine.spans import Masked, mask
-from nmt.serve.engine.termswap import mask_terms
+from nmt.translate.glossary import Glossary, GlossaryError, Term, for_request
+from nmt.translate.spans import Masked, mask
+from nmt.translate.termswap import mask_terms
 
 
 def tsv(tmp_path: Path, text: str | bytes) -> Path:

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from nmt.decode.lines import LineTranslator
-from nmt.serve.engine.guard import absurd_length, choose, cut_loop, loops
+from nmt.translate.guard import absurd_length, choose, cut_loop, loops
 from support.serve import ThreadServer, ask, post
 
 SHORT = ["Salat", "Hallo", "Anna", "Berlin", "42", "ja", "Danke!", "Herr Müller", "3,5 %", "ok"]

@@ -23,7 +23,7 @@ import pytest
 
 import nmt.serve.api.files
 from nmt.serve.api.files import document_refusal
-from nmt.serve.markup.formats import BadDocument, read_document
+from nmt.translate.markup.formats import BadDocument, read_document
 from support.serve import ThreadServer, config, post
 
 pytestmark = pytest.mark.network

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from nmt.serve.engine import glossary as glossary_module
-from nmt.serve.engine.glossary import MAX_REQUEST_TERMS, MAX_TERM_WORDS, Glossary, GlossaryError
+from nmt.translate.glossary import MAX_REQUEST_TERMS, MAX_TERM_WORDS, Glossary, GlossaryError
 from support.serve import ask, post
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 import docx
 import pytest
 
-from nmt.serve.markup.formats import BadDocument, DocumentLimits, DocumentTooLarge, read_document
+from nmt.translate.markup.formats import BadDocument, DocumentLimits, DocumentTooLarge, read_document
 
 LINEAR = 8.0  # work(4n) / work(n): linear ~4 (the stdlib HTML tokenizer ~5), quadratic ~16; room for shared cores
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"

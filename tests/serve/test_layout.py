@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from nmt.serve.engine.sentences import SentenceSplitter
-from nmt.serve.engine.spans import Masked, mask
+from nmt.translate.sentences import SentenceSplitter
+from nmt.translate.spans import Masked, mask
 from support.serve import ThreadServer, ask, post
 
 LAYOUTS = [

@@ -1,4 +1,4 @@
-"""`format: html` without a model (nmt/serve/markup/html.py, nmt/serve/markup/inline.py): units across inline
+"""`format: html` without a model (nmt/translate/markup/html.py, nmt/translate/markup/inline.py): units across inline
 markup, cut at blocks; tags, attributes, comments, entities and untouched elements back as they
 were; well-formed output whatever a (fake) model does with the placeholders."""
 
@@ -13,10 +13,10 @@ from collections.abc import Callable
 
 import pytest
 
-from nmt.serve.engine.sentences import SentenceSplitter
-from nmt.serve.engine.spans import PLACEHOLDER, mask
-from nmt.serve.markup.html import parse_html
-from nmt.serve.markup.htmlscan import scan
+from nmt.translate.markup.html import parse_html
+from nmt.translate.markup.htmlscan import scan
+from nmt.translate.sentences import SentenceSplitter
+from nmt.translate.spans import PLACEHOLDER, mask
 
 
 def split_html(source: str):

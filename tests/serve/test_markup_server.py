@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from nmt.runtime.translator import OnnxTranslator
-from nmt.serve.markup.html import parse_html
+from nmt.translate.markup.html import parse_html
 from support.onnx import sentences
 from support.serve import ThreadServer, ask, config, offline, offline_html, post
 

@@ -15,7 +15,7 @@ of epochs until both hold:
   length penalty) finds the copy of every line the tests decode with it, which then outscores every
   other hypothesis by nats, under either engine's length penalty;
 - leaving any word of `ALIGN_SOURCE` out drops its own copy more than any other output word, by
-  `ALIGN_MARGIN` nats at least, scored as the aligner scores (nmt/serve/markup/align.py).
+  `ALIGN_MARGIN` nats at least, scored as the aligner scores (nmt/translate/markup/align.py).
 
 So what the tests assert does not depend on the host. Should training end short of either margin,
 the fixture fails saying so, not the test that uses it.
@@ -38,10 +38,10 @@ from nmt.decode.backend import TorchBackend
 from nmt.decode.translator import Translator
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer
-from nmt.serve.markup.align import leave_out_drops
 from nmt.text.vocab import BOS_ID, EOS_ID
 from nmt.text.vocabularies import pad_batch
 from nmt.train.stage import TrainPaths, train_stage
+from nmt.translate.markup.align import leave_out_drops
 from support.onnx import export, locked, sentences, validated_lines
 from support.train import binarized, tiny_train, write_split
 
@@ -119,7 +119,7 @@ def copy_corpus_with_unknowns(root: Path, n_train: int = 2000, n_val: int = 50, 
     three has one source symbol replaced by a word seen once (so <unk>: the vocabulary keeps words
     seen twice) and the target is still the whole line: the model learns to write the words it can
     read whatever stands beside them, and that an unreadable word's copy cannot be known, which is
-    what the leave-span-out aligner (nmt/serve/markup/align.py) asks of a model."""
+    what the leave-span-out aligner (nmt/translate/markup/align.py) asks of a model."""
     rng = random.Random(seed)
     tokens_dir, vocab_dir = root / "tokens", root / "vocab"
     tokens_dir.mkdir(parents=True, exist_ok=True)

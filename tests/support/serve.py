@@ -170,16 +170,16 @@ def reversed_package(package: Path, out: Path) -> Path:
 def offline(translator: Any, lines: list[str]) -> list[str]:
     """What the server answers for one-sentence texts, without the server: the same translator
     through `translate_sentences` (spans kept, the loop guard's choice first)."""
-    from nmt.serve.engine.decoding import translate_sentences
+    from nmt.translate.decoding import translate_sentences
 
     return [out.texts[0] for out in translate_sentences(translator, list(lines))[0]]
 
 
 def offline_html(translator: Any, html: str) -> str:
     """What the server answers for `format: html` with an ONNX package, without the server
-    (`nmt.serve.markup.offline.translate_units`: tag pairs put back by the model's alignment)."""
-    from nmt.serve.markup.html import parse_html
-    from nmt.serve.markup.offline import translate_units
+    (`nmt.translate.offline.translate_units`: tag pairs put back by the model's alignment)."""
+    from nmt.translate.markup.html import parse_html
+    from nmt.translate.offline import translate_units
 
     doc = parse_html(html)
     return doc.rebuild(translate_units(translator, doc.units, doc.unit_objects,

@@ -1,14 +1,14 @@
 """LibreTranslate's file routes: `POST /translate_file` and `GET /download_file/<name>`.
 
 A multipart upload (`file`, `source`, `target`, `api_key`) is read into units by its extension
-(`nmt.serve.markup.formats`: .txt, .html, .srt, .docx; anything else 415, too large 413), the units
+(`nmt.translate.markup.formats`: .txt, .html, .srt, .docx; anything else 415, too large 413), the units
 translated as a request's texts are (`nmt.serve.api.translating`, its sentences queued
 `--max-sentences` at a time), and the translated file written into a bounded folder under a name
 nobody can guess (`secrets.token_urlsafe`): the answer is `{"translatedFileUrl": ...}`. A stored
 file expires after `--files-keep-minutes`; the folder keeps at most `--files-max` (the oldest go
 first). With `--api-keys`, the key (and its request rate) is checked before the document is read,
 and the download needs the key that made the file (`api_key` in the query string; another key: 404).
-Malformed documents are 400 with a one-line reason (`nmt.serve.markup.formats.BadDocument`).
+Malformed documents are 400 with a one-line reason (`nmt.translate.markup.formats.BadDocument`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from nmt.errors import OutOfSpace
 from nmt.serve.api.protocol import HttpError, api_key, read_body
 from nmt.serve.api.state import ServeState
 from nmt.serve.api.translating import deadline_of, request_timeout, translate_units
-from nmt.serve.markup.formats import (
+from nmt.translate.markup.formats import (
     DocumentError,
     DocumentLimits,
     DocumentTooLarge,

@@ -120,7 +120,7 @@ class ServeConfig:
     files_keep_minutes: float = knob(60.0, "a translated file can be downloaded for this long, minutes")
     files_max: int = knob(100, "translated files kept at most; the oldest are deleted first")
     # glossaries, one TSV file per direction ("source term<TAB>target term[<TAB>more forms]";
-    # nmt/serve/engine/glossary.py)
+    # nmt/translate/glossary.py)
     glossary: tuple[str, ...] = knob((), "glossary TSV file of a direction, named DIRECTION.tsv or DIRECTION:FILE "
                                           "(e.g. de-en:terms.tsv); repeat it for more directions; its target terms "
                                           "appear whenever their source terms are in a text")

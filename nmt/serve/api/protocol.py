@@ -179,7 +179,7 @@ def parse_translate(data: dict[str, Any], max_texts: int, max_chars: int) -> Tra
 
 def _glossary(value: Any) -> dict[str, Any] | None:
     """The optional `glossary`: a JSON object (a JSON string in a form); its terms are checked by
-    `nmt.serve.engine.glossary.Glossary.from_mapping`."""
+    `nmt.translate.glossary.Glossary.from_mapping`."""
     if value is None or value == "":
         return None
     if isinstance(value, str):

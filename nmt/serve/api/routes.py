@@ -37,11 +37,11 @@ from nmt.serve.api.protocol import HttpError, api_key, fields, parse_texts, pars
 from nmt.serve.api.state import ServeState
 from nmt.serve.api.timing import Timing
 from nmt.serve.api.translating import translate_html, translate_texts
-from nmt.serve.engine.glossary import GlossaryError, for_request
 from nmt.serve.engine.package import Engine, ReloadBusy
 from nmt.serve.engine.refusals import BatchFailed, Draining, NotServed, QueueFull, Refused, Stale, TooManySentences
 from nmt.serve.engine.router import Detected
-from nmt.serve.markup.html import parse_html
+from nmt.translate.glossary import GlossaryError, for_request
+from nmt.translate.markup.html import parse_html
 
 log = logging.getLogger("nmt.serve")
 GENERATION = "X-Nmt-Model-Generation"  # response header: the generation of the model that translated

@@ -34,11 +34,11 @@ from nmt.serve.api.routes import build_app
 from nmt.serve.api.state import ServeState, settle_heap
 from nmt.serve.api.watch import Watch
 from nmt.serve.engine.batcher import Batcher
-from nmt.serve.engine.glossary import Glossary
 from nmt.serve.engine.package import Engine, Model, load_model
 from nmt.serve.engine.refusals import Draining
 from nmt.serve.engine.router import Router, package_folders
 from nmt.serve.observe.metrics import Metrics
+from nmt.translate.glossary import Glossary
 
 log = logging.getLogger("nmt.serve")
 DRAIN_SIGNALS = (signal.SIGTERM, signal.SIGINT)

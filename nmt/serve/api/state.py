@@ -21,13 +21,13 @@ from nmt.serve.api.limits import KeyCheck
 from nmt.serve.api.options import ServeConfig
 from nmt.serve.api.watch import Watch
 from nmt.serve.engine.batcher import Batcher
-from nmt.serve.engine.glossary import Glossary
 from nmt.serve.engine.jobs import Job
 from nmt.serve.engine.package import ReloadBusy
 from nmt.serve.engine.refusals import Draining, Refused
 from nmt.serve.engine.router import Router
-from nmt.serve.engine.sentences import Segmented, SentenceSplitter
 from nmt.serve.observe.metrics import Metrics
+from nmt.translate.glossary import Glossary
+from nmt.translate.sentences import Segmented, SentenceSplitter
 
 log = logging.getLogger("nmt.serve")
 
@@ -60,7 +60,7 @@ class ServeState:
     # never holds up the sentence splitting of the requests behind it
     align_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-align"))
     # uploaded documents read and written apart from the text thread too, so a large file never holds
-    # up the plain requests behind it (each reader is linear in its input and bounded: nmt.serve.markup.formats)
+    # up the plain requests behind it (each reader is linear in its input and bounded: nmt.translate.markup.formats)
     doc_pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "nmt-docs"))
     ready: bool = False
     draining: bool = False

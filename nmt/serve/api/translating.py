@@ -1,11 +1,11 @@
 """A request's texts through the server, whatever their form: `translate_texts` and `translate_html`.
 
 The path every translate route shares (plain text, `format: html`, `/translate_file`): the texts
-are cut into sentences on a text thread (their layout kept: `nmt.serve.engine.sentences`), the sentences
+are cut into sentences on a text thread (their layout kept: `nmt.translate.sentences`), the sentences
 queued as one job for the batcher (each to its text's package), the request waits for them
 (`--request-timeout`; a client that goes away drops its queued sentences), and the translations
 are put back into each text's layout with their alternatives and confidence. HTML is translated
-unit by unit (`nmt.serve.markup.html`: a unit is a block's text with its inline tags as placeholders),
+unit by unit (`nmt.translate.markup.html`: a unit is a block's text with its inline tags as placeholders),
 and each document rebuilt around the units' translations.
 """
 
@@ -20,18 +20,18 @@ from starlette.requests import Request
 
 from nmt.serve.api.protocol import HttpError
 from nmt.serve.api.state import ServeState
-from nmt.serve.engine.decoding import Output
-from nmt.serve.engine.glossary import Glossary
 from nmt.serve.engine.jobs import Job
 from nmt.serve.engine.package import Engine, Model
 from nmt.serve.engine.router import Detected
-from nmt.serve.engine.sentences import Segmented
-from nmt.serve.engine.termswap import TermMasked, to_model
-from nmt.serve.markup.align import thread_aligner
-from nmt.serve.markup.html import HtmlDocument
-from nmt.serve.markup.inline import Unit
-from nmt.serve.markup.pairs import with_pairs
-from nmt.serve.markup.unitpath import Plain, model_texts, plain_texts, put_pairs, split_and_mask, terms_restored
+from nmt.translate.decoding import Output
+from nmt.translate.glossary import Glossary
+from nmt.translate.markup.align import thread_aligner
+from nmt.translate.markup.html import HtmlDocument
+from nmt.translate.markup.inline import Unit
+from nmt.translate.markup.pairs import with_pairs
+from nmt.translate.sentences import Segmented
+from nmt.translate.termswap import TermMasked, to_model
+from nmt.translate.units import Plain, model_texts, plain_texts, put_pairs, split_and_mask, terms_restored
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ async def translate_texts(request: Request, state: ServeState, texts: list[str],
     413; a full queue: 503); `chunked` (a file) queues its sentences `--max-sentences` at a time instead,
     each part waiting for the one before. `watched`: the texts are what the traffic counts see
     (`found`: their detected languages with `source: auto`), else the caller shows them its own.
-    `glossaries[i]`: text i's terminology, swapped in by placeholder (`nmt.serve.engine.glossary`). The
+    `glossaries[i]`: text i's terminology, swapped in by placeholder (`nmt.translate.glossary`). The
     caller admitted the request on arrival (`ServeState.admitted`), so a drain begun since does not refuse
     its sentences: the drain waits for them (until its deadline: `ServeState.check_admitted`)."""
     cfg, loop = state.config, asyncio.get_running_loop()
@@ -169,7 +169,7 @@ async def translate_units(request: Request, state: ServeState, units: Sequence[U
                           deadline: float | None = None) -> Texts:
     """`translate_texts` of units of markup (`texts[i]` is `units[i].text`; a None unit is plain text):
     with an ONNX package, a unit's tag pairs leave the text the model reads and are put back where the
-    model's own alignment says (`nmt.serve.markup.pairs`); a CTranslate2 folder's units keep them as placeholders.
+    model's own alignment says (`nmt.translate.markup.pairs`); a CTranslate2 folder's units keep them as placeholders.
     The translations are the units' masked texts, for `Unit.restore()`."""
     models = [e.current for e in routes]  # the models that translate them align them, a reload meanwhile or not
     plains = await asyncio.get_running_loop().run_in_executor(state.text_pool, plain_texts, units,

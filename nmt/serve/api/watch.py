@@ -22,12 +22,12 @@ from pathlib import Path
 
 from nmt.errors import DataError
 from nmt.serve.api.options import ServeConfig
-from nmt.serve.engine.decoding import Output
 from nmt.serve.engine.package import Engine
 from nmt.serve.engine.router import Detected, Router
 from nmt.serve.observe.metrics import Metrics
 from nmt.serve.observe.samples import InputSampler
 from nmt.serve.observe.traffic import Record, Traffic, write_snapshot
+from nmt.translate.decoding import Output
 
 log = logging.getLogger("nmt.serve")
 DETECT_SEED = 0  # the sample of requests whose language is detected: the same requests in the same order alike

@@ -25,11 +25,11 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from nmt.serve.engine.decoding import Output, translate_sentences
 from nmt.serve.engine.jobs import Item, Job
 from nmt.serve.engine.package import Engine
 from nmt.serve.engine.refusals import BatchFailed, Draining, QueueFull, Refused, Stale, TooManySentences
 from nmt.serve.observe.metrics import Metrics
+from nmt.translate.decoding import Output, translate_sentences
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
-from nmt.serve.engine.decoding import Output
 from nmt.serve.engine.package import Engine
+from nmt.translate.decoding import Output
 
 
 @dataclass(eq=False)

@@ -1,4 +1,4 @@
-""".docx files: `nmt.serve.markup.office` reads them (paragraphs and table cells; runs and their formatting
+""".docx files: `nmt.translate.markup.office` reads them (paragraphs and table cells; runs and their formatting
 kept); this module first checks the zip, bounded, before python-docx builds its tree.
 
 Every member is inflated from its raw bytes `_CHUNK` at a time (whatever its entries declare), its
@@ -19,8 +19,8 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 
-from nmt.serve.markup.formats.base import BadDocument, Budget, Document, DocumentTooLarge
-from nmt.serve.markup.inline import LETTER
+from nmt.translate.markup.formats.base import BadDocument, Budget, Document, DocumentTooLarge
+from nmt.translate.markup.inline import LETTER
 
 
 def _reason(exc: BaseException) -> str:
@@ -71,7 +71,7 @@ class _XmlCount:
     def __init__(self, name: str, member: str, budget: Budget, elements: list[int]) -> None:
         from lxml import etree
 
-        from nmt.serve.markup.office import W
+        from nmt.translate.markup.office import W
 
         self.name, self.member, self.budget, self.elements = name, member, budget, elements
         self.parser = etree.XMLPullParser(events=("end",), resolve_entities=False, no_network=True,
@@ -160,7 +160,7 @@ def docx_file(name: str, data: bytes, budget: Budget) -> Document:
     from docx.opc.exceptions import OpcError
     from lxml.etree import LxmlError
 
-    from nmt.serve.markup.office import DocxFile
+    from nmt.translate.markup.office import DocxFile
 
     try:
         _check_zip(name, data, budget)  # bounded: the members' real sizes, the text counted while parsed

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from nmt.serve.markup.formats.base import Budget, Document
+from nmt.translate.markup.formats.base import Budget, Document
 
 
 def _layout(text: str, budget: Budget) -> tuple[list[str], list[int]]:

@@ -12,8 +12,8 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from nmt.serve.engine.glossary import Glossary, Term
-from nmt.serve.engine.spans import PLACEHOLDER, PROTECTED, Masked, mask
+from nmt.translate.glossary import Glossary, Term
+from nmt.translate.spans import PLACEHOLDER, PROTECTED, Masked, mask
 
 _JOIN_BEFORE = re.compile(r"[\w.,:/%+\-]$")  # would run into a placeholder written after it
 _JOIN_AFTER = re.compile(r"[\w%]|[.,:/+\-][\w]")  # would run into a placeholder written before it
@@ -52,7 +52,7 @@ class TermMasked(Masked):
 
 def mask_terms(sentence: str, glossary: Glossary | None = None, keep: Iterable[str] = ()) -> Masked:
     """`sentence` with its terms, do-not-translate spans (`keep`, or those in `glossary`) and
-    protected spans (`nmt.serve.engine.spans`) replaced by placeholder numbers, numbered in order; with
+    protected spans (`nmt.translate.spans`) replaced by placeholder numbers, numbered in order; with
     none of the first two in it, exactly `spans.mask(sentence)`."""
     keep = list(keep)
     if keep:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nmt.errors import NmtError
-from nmt.serve.markup.inline import Unit
+from nmt.translate.markup.inline import Unit
 
 
 class DocumentError(NmtError):

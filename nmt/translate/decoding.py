@@ -1,8 +1,8 @@
 """What the server does with a batch of sentences, batching aside: `translate_sentences`.
 
-Spans (URLs, e-mail addresses, numbers, emoji) are masked (`nmt.serve.engine.spans`), the beam's
+Spans (URLs, e-mail addresses, numbers, emoji) are masked (`nmt.translate.spans`), the beam's
 n-best list is decoded (one search), the loop and length guard puts its choice first
-(`nmt.serve.engine.guard`; greedy decoding for a sentence with no good hypothesis), and the spans are put
+(`nmt.translate.guard`; greedy decoding for a sentence with no good hypothesis), and the spans are put
 back. Each sentence keeps the confidence of the translation chosen for it (`Hypothesis.confidence`:
 the geometric mean of the model's probabilities of the tokens it chose). The batcher calls it for
 every batch; the tests and `bench/serve_load.py` call it offline for the reference the served
@@ -15,9 +15,9 @@ import math
 from dataclasses import dataclass, replace
 
 from nmt.decode.lines import LineTranslator
-from nmt.serve.engine.guard import choose
-from nmt.serve.engine.spans import mask
 from nmt.text.vocab import UNK_ID
+from nmt.translate.guard import choose
+from nmt.translate.spans import mask
 
 GUARD_NBEST = 4  # hypotheses per sentence the guard may choose from (the beam's n-best list)
 

@@ -1,11 +1,11 @@
 """Inline tag pairs put back by alignment instead of by placeholder (`format: html`).
 
-`nmt.serve.markup.inline` gives the model a unit with every tag as a numbered placeholder. For tag pairs
+`nmt.translate.markup.inline` gives the model a unit with every tag as a numbered placeholder. For tag pairs
 (`<b>`...`</b>`, a link) that costs quality and placement: the model reads numbers inside the
 sentence and often moves or drops them (bench/markup.py). Here a pair leaves the text the model
 reads: `plain_text()` is the unit's text without its pairs' placeholders (atoms and spans keep
 theirs), with each pair's character range in it; the server translates that text as any other,
-aligns each range to output words (`nmt.serve.markup.align`, the model's own leave-span-out scores),
+aligns each range to output words (`nmt.translate.markup.align`, the model's own leave-span-out scores),
 and `with_pairs()` writes the pairs' placeholders into the translation at the aligned ranges, so
 `Unit.restore()` renders and repairs it as before. A pair that could not be aligned, or whose
 range would cross another's, goes next to the word at the same relative place, where the
@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from nmt.serve.engine.sentences import Segmented
-from nmt.serve.engine.spans import PLACEHOLDER
-from nmt.serve.markup.inline import CLOSE, OPEN, Unit
+from nmt.translate.markup.inline import CLOSE, OPEN, Unit
+from nmt.translate.sentences import Segmented
+from nmt.translate.spans import PLACEHOLDER
 
 _SPACE = re.compile(r"\s")
 

@@ -1,14 +1,14 @@
 """Terminology by span swap: a glossary's terms and do-not-translate spans.
 
 A glossary source term found in a sentence is masked as a placeholder number (the placeholder
-mechanism of `nmt.serve.engine.spans`), which the model copies like any number, and the placeholder is
+mechanism of `nmt.translate.spans`), which the model copies like any number, and the placeholder is
 restored as the target term; a do-not-translate span is restored as the input wrote it. The file
 format, the matching and case rules, the limits and why a swap rather than a constrained search:
 docs/serving.md, "Terminology". A sentence without terms is masked exactly as `spans.mask` masks it.
 
     glossary = Glossary.read(path)                    # once per direction (--glossary FILE)
     terms = for_request(glossary, {"Haus": "home"}, ["ACME"])  # None: nothing to swap
-    masked = mask_terms(sentence, terms)              # nmt.serve.engine.termswap: .text to the model
+    masked = mask_terms(sentence, terms)              # nmt.translate.termswap: .text to the model
     masked.restore(translation)
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nmt.errors import NmtError
-from nmt.serve.engine.spans import PROTECTED
+from nmt.translate.spans import PROTECTED
 
 log = logging.getLogger(__name__)
 

@@ -1,13 +1,13 @@
 """`format: html`: an HTML fragment or document cut into translatable units and put back.
 
-Parsed with the standard library's `html.parser.HTMLParser` (`nmt.serve.markup.htmlscan`; no dependency,
+Parsed with the standard library's `html.parser.HTMLParser` (`nmt.translate.markup.htmlscan`; no dependency,
 and it never drops or reorders anything): every construct's source text is kept, and only the text between tags is
 replaced, so tags, attributes, comments, the doctype and the layout between blocks come back
 byte for byte.
 
 A unit is the text of a block (between block tags: `p`, `div`, `li`, `td`, `h1`, `br`, ... and any
 tag that is not inline) with its inline markup inside: `Ein <b>roter</b> Ball` is one unit,
-`Ein 1 roter 2 Ball`, with the tags carried by placeholder (`nmt.serve.markup.inline`), and whitespace
+`Ein 1 roter 2 Ball`, with the tags carried by placeholder (`nmt.translate.markup.inline`), and whitespace
 and line breaks inside it are one space (as a browser shows them), so the server's text path cuts
 it into sentences across the markup, never at a line break of the source. Entities are decoded
 for the model (`&amp;` is `&`) and written back as the unit's source wrote them (`&nbsp;` stays
@@ -28,12 +28,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from nmt.serve.markup.htmlscan import Event, element_end, scan
-from nmt.serve.markup.inline import ATOM, CLOSE, LETTER, OPEN, Tag, Unit, build_unit
+from nmt.translate.markup.htmlscan import Event, element_end, scan
+from nmt.translate.markup.inline import ATOM, CLOSE, LETTER, OPEN, Tag, Unit, build_unit
 
 
 class UnitBudget(Protocol):
-    """What `parse_html` counts as it reads (a file's `nmt.serve.markup.formats.base.Budget`; the formats import
+    """What `parse_html` counts as it reads (a file's `nmt.translate.markup.formats.base.Budget`; the formats import
     this module, never the other way): each unit's text, and inline tags open in one unit."""
 
     def add(self, text: str) -> None: ...

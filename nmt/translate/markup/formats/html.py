@@ -1,4 +1,4 @@
-"""`.html` and `.htm` files: `nmt.serve.markup.html` cuts them into units (tags, attributes and scripts
+"""`.html` and `.htm` files: `nmt.translate.markup.html` cuts them into units (tags, attributes and scripts
 kept; text by block, across inline tags), counting the file's budget as it parses.
 """
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nmt.serve.markup.formats.base import Budget, Document
-from nmt.serve.markup.html import parse_html
+from nmt.translate.markup.formats.base import Budget, Document
+from nmt.translate.markup.html import parse_html
 
 
 def html_file(name: str, text: str, encode: Callable[[str], bytes], budget: Budget) -> Document:

@@ -1,12 +1,12 @@
 """A document translated without a server, as the server translates it: `translate_document_file`.
 
 `nmt translate --input FILE.docx --output OUT.docx` (also .srt, .html, .htm): the file is read into
-units (`nmt.serve.markup.formats`: paragraphs, subtitle cues, HTML blocks with their inline markup as
+units (`nmt.translate.markup.formats`: paragraphs, subtitle cues, HTML blocks with their inline markup as
 placeholders; with an ONNX package tag pairs leave the text and are put back by alignment), each
-unit cut into sentences with its layout kept (`nmt.serve.engine.sentences`), the
-sentences translated on the server's per-batch path (`nmt.serve.engine.decoding.translate_sentences`:
+unit cut into sentences with its layout kept (`nmt.translate.sentences`), the
+sentences translated on the server's per-batch path (`nmt.translate.decoding.translate_sentences`:
 spans and placeholders kept, the loop guard) with a glossary's terms swapped in, the steps around
-decoding the server's own (`nmt.serve.markup.unitpath`), and the file written back with its formatting.
+decoding the server's own (`nmt.translate.units`), and the file written back with its formatting.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from nmt.decode.lines import LineTranslator
-from nmt.serve.engine.decoding import Output, translate_sentences
-from nmt.serve.engine.glossary import Glossary
-from nmt.serve.engine.sentences import SentenceSplitter
-from nmt.serve.engine.termswap import to_model
-from nmt.serve.markup.align import SentenceAligner
-from nmt.serve.markup.formats import FORMATS, read_document
-from nmt.serve.markup.inline import Unit
-from nmt.serve.markup.unitpath import model_texts, plain_texts, put_pairs, split_and_mask, terms_restored
+from nmt.translate.decoding import Output, translate_sentences
+from nmt.translate.glossary import Glossary
+from nmt.translate.markup.align import SentenceAligner
+from nmt.translate.markup.formats import FORMATS, read_document
+from nmt.translate.markup.inline import Unit
+from nmt.translate.sentences import SentenceSplitter
+from nmt.translate.termswap import to_model
+from nmt.translate.units import model_texts, plain_texts, put_pairs, split_and_mask, terms_restored
 
 DOCUMENTS = tuple(f for f in FORMATS if f != ".txt")  # translated as documents; others: one sentence per line
 BATCH = 256  # sentences handed to the translator at a time
@@ -38,7 +38,7 @@ def translate_document_file(translator: LineTranslator, name: str, data: bytes, 
 def translate_units(translator: LineTranslator, texts: list[str], units: Sequence[Unit | None], source_lang: str,
                     progress: Callable[[int], None] | None = None, glossary: Glossary | None = None) -> list[str]:
     """Each unit's translation (`texts[i]` is `units[i].text`; None: plain text), for `Unit.restore()`:
-    the server's unit path (`nmt.serve.markup.unitpath`), the sentences decoded `BATCH` at a time."""
+    the server's unit path (`nmt.translate.units`), the sentences decoded `BATCH` at a time."""
     aligner = _aligner(translator)
     plains = plain_texts(units, [aligner is not None] * len(units))
     splitter = SentenceSplitter(source_lang)

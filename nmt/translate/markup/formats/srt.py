@@ -2,7 +2,7 @@
 
 Index and timing lines are untouched; the translation is cut again into as many lines as the cue
 had, at the spaces nearest an even split (`wrap`); the cue's `<i>`, `<b>`, `<u>`, `<font>` and
-`{\\an8}` tags are carried by placeholder (`nmt.serve.markup.inline`), tags around the whole cue kept
+`{\\an8}` tags are carried by placeholder (`nmt.translate.markup.inline`), tags around the whole cue kept
 outside the unit. Linear in the file: tags found in one pass (`srt_tags`), wrapping by bisection.
 """
 
@@ -12,8 +12,8 @@ import bisect
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from nmt.serve.markup.formats.base import Budget, Document
-from nmt.serve.markup.inline import ATOM, CLOSE, LETTER, OPEN, Tag, Unit, build_unit
+from nmt.translate.markup.formats.base import Budget, Document
+from nmt.translate.markup.inline import ATOM, CLOSE, LETTER, OPEN, Tag, Unit, build_unit
 
 SRT_TAG = re.compile(r"</?([biu]|font)\b[^>]*>|\{\\[^}]*\}", re.IGNORECASE)  # one tag's text (see `srt_tags`)
 _SRT_TAG_START = re.compile(r"</?([biu]|font)\b|\{\\", re.IGNORECASE)

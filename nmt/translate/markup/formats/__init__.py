@@ -1,16 +1,16 @@
 """Files translated whole: read into units, written back with their translations.
 
 `read_document(name, data)` picks the format by the name's extension and returns a `Document`
-(`nmt.serve.markup.formats.base`): its `units` (texts to translate; each goes through the server's text
+(`nmt.translate.markup.formats.base`): its `units` (texts to translate; each goes through the server's text
 path, cut into sentences there) and `write(translations)`, the translated file's bytes. Model-free:
 the caller translates. One module per format:
 
 - `.txt`: `text` (each non-blank line is a unit; the layout kept).
-- `.html`, `.htm`: `html`, through `nmt.serve.markup.html` (tags, attributes, scripts kept; text by block,
+- `.html`, `.htm`: `html`, through `nmt.translate.markup.html` (tags, attributes, scripts kept; text by block,
   across inline tags).
 - `.srt`: `srt` (each cue's text lines are one unit, cut again into as many lines; its tags carried
   by placeholder).
-- `.docx`: `docx`, through `nmt.serve.markup.office` (paragraphs and table cells; runs and their formatting
+- `.docx`: `docx`, through `nmt.translate.markup.office` (paragraphs and table cells; runs and their formatting
   kept), the zip checked first, bounded.
 
 Every reader is linear in its input and counts its `DocumentLimits` as it goes (`Budget`), so a file
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import PurePath
 
-from nmt.serve.markup.formats.base import (
+from nmt.translate.markup.formats.base import (
     BadDocument,
     Budget,
     Document,
@@ -34,10 +34,10 @@ from nmt.serve.markup.formats.base import (
     UnsupportedDocument,
     decode,
 )
-from nmt.serve.markup.formats.docx import docx_file
-from nmt.serve.markup.formats.html import html_file
-from nmt.serve.markup.formats.srt import srt_file, wrap
-from nmt.serve.markup.formats.text import text_file
+from nmt.translate.markup.formats.docx import docx_file
+from nmt.translate.markup.formats.html import html_file
+from nmt.translate.markup.formats.srt import srt_file, wrap
+from nmt.translate.markup.formats.text import text_file
 
 __all__ = ["FORMATS", "BadDocument", "Document", "DocumentError", "DocumentLimits", "DocumentTooLarge",
            "UnsupportedDocument", "read_document", "wrap"]

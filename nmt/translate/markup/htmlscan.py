@@ -1,4 +1,4 @@
-"""An HTML source as the parser's events, each with its source text (for `nmt.serve.markup.html`).
+"""An HTML source as the parser's events, each with its source text (for `nmt.translate.markup.html`).
 
 The standard library's `html.parser.HTMLParser` (the HTML5 tokenizer's rules for what is a tag, a
 comment, a declaration, raw text in `<script>`/`<style>`; lenient with broken markup, no

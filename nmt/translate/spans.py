@@ -22,7 +22,7 @@ EMOJI = (r"(?:[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF]"
          r"[\uFE0F\u200D\U0001F3FB-\U0001F3FF\U0001F000-\U0001FAFF\u2600-\u27BF]*)+")
 PROTECTED = re.compile(f"{URL}|{EMAIL}|{EMOJI}|{NUMBER}")
 # a placeholder in a translation: a number of its own (not the 1 of "s1", the 19 of COVID-19 nor the 4 of A4 or +4);
-# spans (here) and inline tags (nmt.serve.markup.inline) are both written back at these
+# spans (here) and inline tags (nmt.translate.markup.inline) are both written back at these
 PLACEHOLDER = re.compile(r"(?<![\w.,+-])\d+(?![\d.,]\d|\w)")
 
 

@@ -1,13 +1,13 @@
 """The one path a list of units takes, on the server and in `nmt translate`: the steps around decoding.
 
-A unit is a block of markup's text with its inline tags as placeholders (`nmt.serve.markup.inline`), or
+A unit is a block of markup's text with its inline tags as placeholders (`nmt.translate.markup.inline`), or
 plain text (None). Before decoding: with an ONNX package a unit's tag pairs leave the text the model
 reads (`plain_texts`), each text is cut into sentences with its layout kept and each sentence's glossary
 terms masked (`split_and_mask`). After decoding: the terms are put back (`terms_restored`), each text's
 sentences joined in its layout, and a unit's pairs written back where the model's own alignment says
 (`put_pairs`). The drivers differ only in how the sentences get decoded: the server queues them for its
 batcher (`nmt.serve.api.translating`), `nmt translate` hands them to the translator a batch at a time
-(`nmt.serve.markup.offline`).
+(`nmt.translate.offline`).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from nmt.serve.engine.decoding import Output
-from nmt.serve.engine.glossary import Glossary
-from nmt.serve.engine.sentences import Segmented
-from nmt.serve.engine.termswap import TermMasked, mask_sentences, restore_all
-from nmt.serve.markup.inline import Unit
-from nmt.serve.markup.pairs import Aligner, PairRange, align_pairs, has_pairs, plain_text, with_pairs
+from nmt.translate.decoding import Output
+from nmt.translate.glossary import Glossary
+from nmt.translate.markup.inline import Unit
+from nmt.translate.markup.pairs import Aligner, PairRange, align_pairs, has_pairs, plain_text, with_pairs
+from nmt.translate.sentences import Segmented
+from nmt.translate.termswap import TermMasked, mask_sentences, restore_all
 
 Plain = tuple[str, list[PairRange]]  # a unit's text without its tag pairs, and where the pairs were
 

@@ -2,11 +2,11 @@
 
 A unit is a run of text with inline markup in it: tag pairs (HTML's `<b>`...`</b>`, a .docx run's
 formatting), atoms (an `<img>`, a `<code>` element, a comment, a .docx tab) and spans (URLs,
-e-mail addresses, numbers, emoji: `nmt.serve.engine.spans`). `build_unit()` numbers them in order, as
-`nmt.serve.engine.spans.mask` numbers spans, so `Ein <b>roter</b> Ball für 5 Euro` is given to the model
+e-mail addresses, numbers, emoji: `nmt.translate.spans`). `build_unit()` numbers them in order, as
+`nmt.translate.spans.mask` numbers spans, so `Ein <b>roter</b> Ball für 5 Euro` is given to the model
 as `Ein 1 roter 2 Ball für 3 Euro`: one text, cut into sentences by the server's usual text
 path, whose numbers a translation model copies. The masked text is stable under
-`nmt.serve.engine.spans.mask`/`restore` (its placeholders are the only numbers it holds, in order), so the
+`nmt.translate.spans.mask`/`restore` (its placeholders are the only numbers it holds, in order), so the
 server's per-sentence masking passes them through unchanged.
 
 `Unit.pieces(translation)` reads the slots back where the model put them and repairs what it
@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from nmt.serve.engine.spans import PLACEHOLDER, PROTECTED, mask
+from nmt.translate.spans import PLACEHOLDER, PROTECTED, mask
 
 log = logging.getLogger(__name__)
 

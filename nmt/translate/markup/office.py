@@ -3,7 +3,7 @@
 Opened and saved with python-docx (its lxml tree: every paragraph `w:p` of the body, tables and
 text boxes included, and of the headers and footers). A paragraph is translated as one text, so a
 sentence runs across its formatting; the formatting travels as inline markup does in HTML
-(`nmt.serve.markup.inline`): the paragraph's most common run format is its base, and each stretch of runs
+(`nmt.translate.markup.inline`): the paragraph's most common run format is its base, and each stretch of runs
 in another format (bold, italic, a hyperlink, a style) is a tag pair around its text, so
 `Ein **roter** Ball` is `Ein 1 roter 2 Ball` and comes back as runs with the same properties
 (`w:rPr`, copied) around the words the model put between 1 and 2. Tabs, pictures, symbols and
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nmt import ranking
-from nmt.serve.markup.inline import ATOM, CLOSE, LETTER, OPEN, Tag, Unit, build_unit
+from nmt.translate.markup.inline import ATOM, CLOSE, LETTER, OPEN, Tag, Unit, build_unit
 
 log = logging.getLogger(__name__)
 
