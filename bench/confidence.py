@@ -60,8 +60,8 @@ def relation(confidence: np.ndarray, chrf: np.ndarray) -> dict[str, Any]:
 def measure(package: Path, data: Path, split: str, sentences: int) -> dict[str, Any]:
     import sacrebleu
 
-    from nmt.serve.engine.package import load_model
-    from nmt.translate.decoding import translate_sentences
+    from nmt.translate.local import LocalTranslator
+    from nmt.translate.models import ModelOptions
 
     card = json.loads((package / "model.json").read_text(encoding="utf-8"))
     src, tgt = card["languages"]["src"], card["languages"]["tgt"]
@@ -69,10 +69,9 @@ def measure(package: Path, data: Path, split: str, sentences: int) -> dict[str, 
     refs = (data / f"{split}.{tgt}").read_text(encoding="utf-8").splitlines()
     step = max(1, len(sources) // sentences)  # evenly spaced: every part of a mixed dev set
     pairs = [(s, r) for s, r in list(zip(sources, refs))[::step][:sentences] if s.strip()]
-    translator = load_model(package, threads=0).translator
+    local = LocalTranslator.open(package, ModelOptions(device="cpu"))
     t0 = time.monotonic()
-    outputs = [o for start in range(0, len(pairs), 64)
-               for o in translate_sentences(translator, [s for s, _ in pairs[start:start + 64]])[0]]
+    outputs = local.decode([s for s, _ in pairs], 1)  # each sentence as the server's decode step answers it
     took = time.monotonic() - t0
     kept = [(o, r) for o, (_, r) in zip(outputs, pairs) if not np.isnan(o.confidence)]
     confidence = np.array([o.confidence for o, _ in kept])

@@ -45,7 +45,6 @@ from bench.common.record import RESULTS, write_result
 ROOT = Path(__file__).resolve().parents[1]
 LEXICON = Path("/usr/share/trans/de-en")
 MAX_WRAPPED = 3  # a tag wrapping more words than this is not around "the" word, whatever it holds
-BATCH = 64
 _WORD = re.compile(r"\d+(?:[.,:/]\d+)+|[\w'’-]+")  # a number with its separators is one word
 _TAG = re.compile(r'<b data-w="(\d+)">(.*?)</b>', re.DOTALL)
 
@@ -105,39 +104,6 @@ def build_set(sources: list[str], refs: list[str], lexicon: Any | None, per_sent
         chosen = sorted(rng.sample(found, min(per_sentence, len(found))))
         out.append({"line": i, "source": src, "reference": ref, "tagged": tag_line(src, chosen),
                     "words": [w for _, w, _ in chosen], "expected": [e for _, _, e in chosen]})
-    return out
-
-
-def translate_texts(translator: Any, splitter: Any, texts: list[str]) -> list[str]:
-    """Texts translated as the server's text path does: cut into sentences, decoded in batches, joined."""
-    from nmt.translate.decoding import translate_sentences
-
-    segmented = [splitter.split(t) for t in texts]
-    sentences = [s for seg in segmented for s in seg.sentences]
-    best: list[str] = []
-    for start in range(0, len(sentences), BATCH):
-        for out in translate_sentences(translator, sentences[start:start + BATCH])[0]:
-            best.append(out.texts[0] if hasattr(out, "texts") else out[0])
-    done, at = [], 0
-    for seg in segmented:
-        n = len(seg.sentences)
-        done.append(seg.join(best[at:at + n]))
-        at += n
-    return done
-
-
-def translate_aligned(model: Any, docs: list[Any]) -> list[str]:
-    """The documents translated as the server does with an ONNX package: each unit's text without its
-    tag pairs, the pairs written back where the model's leave-span-out alignment puts them
-    (`nmt.translate.offline.translate_units`, the server's path without the server)."""
-    from nmt.translate.offline import translate_units
-
-    done = translate_units(model.translator, [u for doc in docs for u in doc.units],
-                           [u for doc in docs for u in doc.unit_objects], model.languages[0])
-    out, at = [], 0
-    for doc in docs:
-        out.append(doc.rebuild(done[at:at + len(doc.units)]))
-        at += len(doc.units)
     return out
 
 
@@ -209,11 +175,12 @@ def score(items: list[dict[str, Any]], tagged_out: list[str], plain_out: list[st
 def measure(package: Path, data: Path, splits: list[str], sentences: int, per_sentence: int,
             lexicon_path: Path | None, seed: int, examples: int) -> dict[str, Any]:
     from nmt.data.lexicon import LexicalScore
-    from nmt.serve.engine.package import load_model
+    from nmt.translate.local import LocalTranslator
     from nmt.translate.markup.html import parse_html
-    from nmt.translate.sentences import SentenceSplitter
+    from nmt.translate.models import ModelOptions
 
-    model = load_model(package, threads=0)
+    local = LocalTranslator.open(package, ModelOptions(device="cpu"))  # the server's path without the server
+    model = local.model
     src_lang, tgt_lang = model.languages
     if (src_lang, tgt_lang) != ("de", "en"):
         raise SystemExit(f"{package} translates {src_lang}-{tgt_lang}; the tagged set's rule is de-en")
@@ -224,20 +191,20 @@ def measure(package: Path, data: Path, splits: list[str], sentences: int, per_se
         refs = (data / f"{split}.{tgt_lang}").read_text(encoding="utf-8").splitlines()
         found = build_set(sources, refs, lexicon, per_sentence, seed)[:sentences]
         items += [{**item, "split": split} for item in found]
-    splitter = SentenceSplitter(src_lang)
     t0 = time.monotonic()
-    plain_out = translate_texts(model.translator, splitter, [item["source"] for item in items])
+    plain_out = local.translate([item["source"] for item in items]).texts
     t1 = time.monotonic()
-    docs = [parse_html(item["tagged"]) for item in items]  # all units decoded together, as a server's batches
-    tagged_out = translate_aligned(model, docs)
+    # all units decoded together, as a server's batches; tag pairs put back by the model's alignment
+    tagged_out = local.translate_html([item["tagged"] for item in items]).texts
     t2 = time.monotonic()
-    units = translate_texts(model.translator, splitter, [u for doc in docs for u in doc.units])
+    docs = [parse_html(item["tagged"]) for item in items]
+    units = local.translate([u for doc in docs for u in doc.units]).texts  # placeholders read as text
     placeholder_out, at = [], 0
     for doc in docs:
         placeholder_out.append(doc.rebuild(units[at:at + len(doc.units)]))
         at += len(doc.units)
     per_node = translate_per_node([item["tagged"] for item in items],
-                                  lambda texts: translate_texts(model.translator, splitter, texts))
+                                  lambda texts: local.translate(texts).texts)
     result = {"package": str(package.relative_to(ROOT) if package.is_relative_to(ROOT) else package),
               "direction": f"{src_lang}-{tgt_lang}", "splits": splits, "per_sentence": per_sentence,
               "lexicon": str(lexicon_path) if lexicon_path else None, "seed": seed,

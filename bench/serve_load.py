@@ -58,13 +58,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def offline(model: Path, int8: bool, threads: int, lines: list[str], batch1: int) -> dict[str, Any]:
     """The same package without the server, in this process: batch 1, 32 random, 64 length-sorted."""
-    from nmt.serve.engine.package import load_model
-    from nmt.translate.decoding import translate_sentences
+    from nmt.translate.local import LocalTranslator
+    from nmt.translate.models import ModelOptions
 
-    translator = load_model(model, int8=int8, threads=threads).translator
+    local = LocalTranslator.open(model, ModelOptions(device="cpu", int8=int8, threads=threads))
+    translator = local.model.translator
 
-    def translate(batch: list[str]) -> list[str]:  # the server's own path for a batch (spans kept, loop guard)
-        return [out.texts[0] for out in translate_sentences(translator, batch)[0]]
+    def translate(batch: list[str]) -> list[str]:  # the server's own path (sentences, spans kept, loop guard)
+        return local.translate(batch).texts
 
     translate(lines[:8])  # warm-up
     latencies = []

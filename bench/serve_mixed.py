@@ -68,16 +68,17 @@ def mixed(by_direction: dict[str, list[str]], share: float, auto: float = 0.0, s
 def offline(models: dict[str, Path], int8: bool, threads: int, by_direction: dict[str, list[str]]
             ) -> dict[str, Any]:
     """Each package alone: batch 32 in random order on the server's path; the outputs for parity."""
-    from nmt.serve.engine.package import load_model
-    from nmt.translate.decoding import translate_sentences
+    from nmt.translate.local import LocalTranslator
+    from nmt.translate.models import ModelOptions
 
     report: dict[str, Any] = {}
     for direction, path in models.items():
-        translator = load_model(path, int8=int8, threads=threads).translator
+        local = LocalTranslator.open(path, ModelOptions(device="cpu", int8=int8, threads=threads))
+        translator = local.model.translator
         lines = by_direction[direction]
 
-        def translate(batch: list[str], translator=translator) -> list[str]:
-            return [out.texts[0] for out in translate_sentences(translator, batch)[0]]
+        def translate(batch: list[str], local=local) -> list[str]:  # the server's own path
+            return local.translate(batch).texts
 
         translate(lines[:8])  # warm-up
         translator.batch_size = 32

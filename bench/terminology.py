@@ -46,7 +46,6 @@ from bench.common.record import RESULTS, write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 LEXICON = Path("/usr/share/trans/de-en")
-BATCH = 64
 SUFFIXES = {"de": ("n", "en", "e", "s", "es", "er"), "en": ("s", "es")}
 _NOUN = re.compile(r"\{(?:m|f|n|pl|m,f|m,n|f,n)\}")
 _ANNOTATION = re.compile(r"\{[^}]*\}|\[[^\]]*\]|\([^)]*\)|<[^>]*>")
@@ -149,26 +148,6 @@ def write_glossary(path: Path, glossary: dict[str, tuple[str, str]], forms: dict
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def translate_texts(translator: Any, splitter: Any, texts: list[str], glossary: Any = None) -> list[str]:
-    """Texts translated as the server's text path does (with the glossary's terms swapped, if any)."""
-    from nmt.translate.decoding import translate_sentences
-    from nmt.translate.spans import mask
-    from nmt.translate.termswap import mask_terms
-
-    segmented = [splitter.split(t) for t in texts]
-    masked = [mask_terms(s, glossary) if glossary is not None else mask(s) for seg in segmented for s in seg.sentences]
-    best: list[str] = []
-    for start in range(0, len(masked), BATCH):
-        for out in translate_sentences(translator, [m.text for m in masked[start:start + BATCH]])[0]:
-            best.append(out.texts[0] if hasattr(out, "texts") else out[0])
-    restored = [m.restore(b) for m, b in zip(masked, best)]
-    done, at = [], 0
-    for seg in segmented:
-        done.append(seg.join(restored[at:at + len(seg.sentences)]))
-        at += len(seg.sentences)
-    return done
-
-
 def score(items: list[dict[str, Any]], plain: list[str], swapped: list[str]) -> dict[str, Any]:
     import sacrebleu
 
@@ -188,11 +167,12 @@ def score(items: list[dict[str, Any]], plain: list[str], swapped: list[str]) -> 
 
 def measure(package: Path, data: Path, splits: list[str], sentences: int, lexicon: Path, glossary_out: Path | None,
             examples: int) -> dict[str, Any]:
-    from nmt.serve.engine.package import load_model
     from nmt.translate.glossary import Glossary
-    from nmt.translate.sentences import SentenceSplitter
+    from nmt.translate.local import LocalTranslator
+    from nmt.translate.models import ModelOptions
 
-    model = load_model(package, threads=0)
+    local = LocalTranslator.open(package, ModelOptions(device="cpu"))  # the server's path without the server
+    model = local.model
     src_lang, tgt_lang = model.languages
     if {src_lang, tgt_lang} != {"de", "en"}:
         raise SystemExit(f"{package} translates {src_lang}-{tgt_lang}; the dictionary is German-English")
@@ -214,11 +194,11 @@ def measure(package: Path, data: Path, splits: list[str], sentences: int, lexico
         items += [{"split": split, "source": src, "reference": ref, "terms": t,
                    "forms": [sorted(forms[terms[w][1].casefold()]) for w in t]}
                   for src, ref, t in matched if t][:sentences]
-    splitter = SentenceSplitter(src_lang)
     t0 = time.monotonic()
-    plain = translate_texts(model.translator, splitter, [item["source"] for item in items])
+    plain = local.translate([item["source"] for item in items]).texts
     t1 = time.monotonic()
-    swapped = translate_texts(model.translator, splitter, [item["source"] for item in items], glossary)
+    local.glossary = glossary  # as `nmt translate --glossary` and the server's --glossary swap its terms
+    swapped = local.translate([item["source"] for item in items]).texts
     t2 = time.monotonic()
     result = {"package": str(package.relative_to(ROOT) if package.is_relative_to(ROOT) else package),
               "direction": f"{src_lang}-{tgt_lang}", "splits": splits, "lexicon": str(lexicon),

@@ -7,8 +7,9 @@ gets), and warmed up on the first lines, untimed. Then every set is decoded in c
 `CHUNK` lines, the champion and the challenger taking turns at going first (champion first on
 the even chunks, challenger first on the odd ones), so that a load that comes and goes on the
 machine falls on both alike; a package's time is the sum of its chunks' wall-clock times
-(`time.perf_counter`), and its speed the sentences of every set over that time. Within a chunk,
-lines are length-sorted into batches as `translate` does with any input.
+(`time.perf_counter`), and its speed the sentences of every set over that time. Each line is
+translated as `nmt serve` and `nmt translate` translate a text (`nmt.translate.local`: sentences,
+spans kept, the loop guard), its sentences length-sorted into batches within a chunk.
 """
 
 from __future__ import annotations
@@ -72,12 +73,14 @@ def decode_side_by_side(champion: Path, challenger: Path, sources: Mapping[str, 
                         chunk: int = CHUNK) -> Decoded:
     """Translate every set of `sources` (name -> source lines) with both packages, taking turns
     chunk by chunk on warm sessions with the same `threads` (0: the machine's cores)."""
-    from nmt.runtime.translator import OnnxTranslator
+    from nmt.translate.local import LocalTranslator
+    from nmt.translate.models import ModelOptions
 
     if chunk < 1:
         raise ValueError(f"chunk {chunk} must be at least 1")
     threads = resolve_threads(threads)
-    pair = [OnnxTranslator.from_dir(Path(p), device="cpu", threads=threads, workers=1) for p in (champion, challenger)]
+    # each package opened and driven as the server drives it (nmt.translate): what users would get from it
+    pair = [LocalTranslator.open(Path(p), ModelOptions(device="cpu", threads=threads)) for p in (champion, challenger)]
     try:
         warmup = [line for lines in sources.values() for line in lines][:WARMUP]
         for translator in pair:
@@ -90,7 +93,7 @@ def decode_side_by_side(champion: Path, challenger: Path, sources: Mapping[str, 
             for start in range(0, len(lines), chunk):
                 part = list(lines[start:start + chunk])
                 for who in ((0, 1) if turn % 2 == 0 else (1, 0)):
-                    translated, spent = _timed(pair[who].translate, part)
+                    translated, spent = _timed(lambda lines, who=who: pair[who].translate(lines).texts, part)
                     parts[who].extend(translated)
                     seconds[who] += spent
                 turn += 1

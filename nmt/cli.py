@@ -17,21 +17,21 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nmt import __version__
 from nmt.command import run_reporting_errors, setup_logging
-from nmt.config.evaluate import DEFAULT_DECODING, MAX_BEAM_SIZE, Decoding
+from nmt.config.evaluate import DEFAULT_DECODING, MAX_BEAM_SIZE
 from nmt.errors import DataError
 from nmt.serve.api.options import add_arguments as add_serve_arguments
 
 if TYPE_CHECKING:  # numpy and the text pipeline load only when a command runs
-    from nmt.decode.lines import LineTranslator
-    from nmt.translate.glossary import Glossary
+    from nmt.translate.local import LocalTranslator
 
 log = logging.getLogger("nmt.translate")
+WINDOW = 512  # lines translated at a time by `nmt translate`: its output is written as it is made
 
 # stage -> (module with main(argv), one-line help); the order of dvc.yaml
 STAGES: dict[str, tuple[str, str]] = {
@@ -52,7 +52,7 @@ STAGES: dict[str, tuple[str, str]] = {
 
 class ProgressLog:
     """Progress where no bar can be drawn (a pipe, a log file): one log line every `every_s`
-    seconds and at the end, with sentences done, sentences/s and the time left."""
+    seconds and at the end, with lines done, lines/s and the time left."""
 
     def __init__(self, total: int, every_s: float = 10.0) -> None:
         self.total, self.every_s, self.done = total, every_s, 0
@@ -66,7 +66,7 @@ class ProgressLog:
         self.last = now
         rate = self.done / max(now - self.start, 1e-9)
         eta = (self.total - self.done) / rate if rate > 0 else 0.0
-        log.info("translated %d/%d sentences (%.1f sentences/s, %d:%02d left)", self.done, self.total, rate,
+        log.info("translated %d/%d lines (%.1f lines/s, %d:%02d left)", self.done, self.total, rate,
                  eta // 60, eta % 60)
 
 
@@ -90,32 +90,15 @@ def check_paths(model: Path, source: Path | None, output: Path | None) -> None:
         raise DataError(f"--output {output}: cannot write in {output.parent}: {exc.strerror or exc}") from None
 
 
-def open_translator(args: argparse.Namespace) -> LineTranslator:
-    """The torch translator for a model file, the ONNX one for a package folder."""
-    if args.model.is_dir():  # an ONNX package (export stage): ONNX Runtime, no torch
-        from nmt.runtime.translator import OnnxTranslator
+def open_translator(args: argparse.Namespace) -> LocalTranslator:
+    """`--model` (a model file, an ONNX package or a CTranslate2 folder: `nmt.translate.models`) with
+    `--glossary`, translating as the server does (`nmt.translate.local`)."""
+    from nmt.translate.local import LocalTranslator
+    from nmt.translate.models import ModelOptions
 
-        return OnnxTranslator.from_dir(args.model, beam_size=args.beam_size, alpha=args.alpha,
-                                       batch_size=args.batch_size, device=args.device, threads=args.threads,
-                                       int8=args.int8, workers=args.workers)
-    try:
-        from nmt.decode.translator import Translator
-    except ImportError as exc:  # a runtime-only install (`pip install "nmt[runtime]"`) has no torch
-        raise DataError(f"{args.model}: translating a model file needs torch ({exc}); install nmt[pipeline], "
-                        "or pass the exported ONNX package folder (models/onnx)") from None
-    if args.int8:
-        raise DataError("--int8 needs an ONNX package exported with export.quantize: true (--model models/onnx)")
-    if args.workers > 1:
-        raise DataError("--workers (decoder processes) needs the ONNX package (--model models/onnx); a model file "
-                        "decodes in this process with --threads")
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
-    # a model file carries no decoding settings: the defaults (params.yaml's evaluate section), or the options
-    given = {"beam_size": args.beam_size, "alpha": args.alpha}
-    decoding = Decoding(**{k: v for k, v in given.items() if v is not None})
-    return Translator.from_file(args.model, decoding, args.batch_size, args.device)
+    options = ModelOptions(beam_size=args.beam_size, alpha=args.alpha, batch_size=args.batch_size, device=args.device,
+                           threads=args.threads, int8=args.int8, workers=args.workers)
+    return LocalTranslator.open(args.model, options, args.glossary)
 
 
 def _check_translate_options(args: argparse.Namespace) -> None:
@@ -148,56 +131,61 @@ def translate(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
     from nmt.files.atomic import atomic_open
+    from nmt.translate.local import DOCUMENTS
 
     _check_translate_options(args)
     check_paths(args.model, args.input, args.output)
     translator = open_translator(args)
-    direction = translator.vocabs.direction
-    if args.direction is not None and args.direction != direction:
-        raise DataError(f"--model {args.model} translates {direction}, not {args.direction}: pick the model of "
-                        f"that direction (the general packages: models/general/{args.direction}/onnx)")
-    from nmt.translate.glossary import Glossary
-    from nmt.translate.offline import DOCUMENTS, translate_units
-
-    glossary = Glossary.read(args.glossary) if args.glossary is not None else None
-    if args.input is not None and args.input.suffix.lower() in DOCUMENTS:
-        _translate_document(translator, args, glossary)
-        return
-    lines = _read_lines(args.input)
-    total = sum(1 for x in lines if x.strip())
-    log.info("translating %d lines (%d sentences) %s, beam %d", len(lines), total, direction, translator.beam_size)
-    bar = tqdm(total=total, unit="sent", desc="translate") if sys.stderr.isatty() else None
-    progress = bar.update if bar is not None else ProgressLog(total)
-    out = translator.translate_stream(lines, progress=progress) if glossary is None else iter(  # as the server does
-        translate_units(translator, lines, [None] * len(lines), direction.split("-")[0], progress, glossary))
+    direction = translator.model.direction
     try:
-        if args.output is None:
-            for line in out:
-                sys.stdout.write(line + "\n")
-                sys.stdout.flush()
+        if args.direction is not None and args.direction != direction:
+            raise DataError(f"--model {args.model} translates {direction}, not {args.direction}: pick the model of "
+                            f"that direction (the general packages: models/general/{args.direction}/onnx)")
+        if args.input is not None and args.input.suffix.lower() in DOCUMENTS:
+            _translate_document(translator, args)
             return
-        with atomic_open(args.output, "w") as fh:  # the file appears whole at the end, or not at all
-            for line in out:
-                fh.write(line + "\n")
-    except OSError as exc:
-        raise DataError(f"--output {args.output}: cannot write: {exc.strerror or exc}") from None
+        lines = _read_lines(args.input)
+        total = sum(1 for x in lines if x.strip())
+        log.info("translating %d lines (%d with text) %s, beam %d", len(lines), total, direction,
+                 translator.model.translator.beam_size)
+        bar = tqdm(total=total, unit="line", desc="translate") if sys.stderr.isatty() else None
+        progress = bar.update if bar is not None else ProgressLog(total)
+        try:
+            out = _stream(translator, lines, progress)
+            if args.output is None:
+                for line in out:
+                    sys.stdout.write(line + "\n")
+                    sys.stdout.flush()
+                return
+            with atomic_open(args.output, "w") as fh:  # the file appears whole at the end, or not at all
+                for line in out:
+                    fh.write(line + "\n")
+        except OSError as exc:
+            raise DataError(f"--output {args.output}: cannot write: {exc.strerror or exc}") from None
+        finally:
+            if bar is not None:
+                bar.close()
     finally:
-        if bar is not None:
-            bar.close()
-        if hasattr(translator, "close"):
-            translator.close()  # the decoder processes of --workers
+        translator.close()  # the decoder processes of --workers
 
 
-def _translate_document(translator: LineTranslator, args: argparse.Namespace, glossary: Glossary | None) -> None:
-    """A .docx, .srt or .html file translated with its formatting (`nmt.translate.offline`), written atomically."""
+def _stream(translator: LocalTranslator, lines: list[str], progress: Callable[[int], None]) -> Iterator[str]:
+    """Each line's translation, as the server translates a text (sentences, spans, glossary, guard),
+    `WINDOW` lines at a time so the output is written as it is made."""
+    for start in range(0, len(lines), WINDOW):
+        window = lines[start:start + WINDOW]
+        yield from translator.translate(window).texts
+        progress(sum(1 for x in window if x.strip()))
+
+
+def _translate_document(translator: LocalTranslator, args: argparse.Namespace) -> None:
+    """A .docx, .srt or .html file translated with its formatting (as `/translate_file`), written atomically."""
     from nmt.files.atomic import atomic_open
-    from nmt.translate.offline import translate_document_file
 
     if args.output is None or args.output.suffix.lower() != args.input.suffix.lower():
         raise DataError(f"--input {args.input}: a document; give --output a file of the same kind "
                         f"(e.g. {args.input.with_stem(args.input.stem + '.translated').name})")
-    data = translate_document_file(translator, args.input.name, args.input.read_bytes(),
-                                   translator.vocabs.direction.split("-")[0], glossary=glossary)
+    data = translator.translate_document(args.input.name, args.input.read_bytes())
     with atomic_open(args.output, "wb", encoding=None) as fh:
         fh.write(data)
     log.info("translated %s into %s", args.input, args.output)

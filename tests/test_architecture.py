@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -147,3 +148,50 @@ def test_no_file_over_300_lines() -> None:
     long = {str(p.relative_to(ROOT)): n for folder in ("nmt", "flows") for p in (ROOT / folder).rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 300}
     assert not long, f"split these by concept: {long}"
+
+
+# The text path's pieces (nmt/translate/): outside that package only its drivers call them. Everything else
+# translates through `nmt.translate.local` (in this process) or the server's `run` (its batcher decodes).
+PATH_PIECES = {"translate_sentences", "SentenceSplitter", "Splitters", "mask_sentences", "mask_terms", "mask",
+               "split_and_mask", "put_pairs", "restore_all", "plain_texts", "model_texts", "terms_restored",
+               "to_model", "align_pairs", "with_pairs", "prepare", "finish", "translate_texts"}
+PATH_DRIVERS = {
+    ("nmt/serve/engine/batcher.py", "translate_sentences"),  # the server's decode step, a batch at a time
+    ("nmt/serve/api/translating.py", "prepare"), ("nmt/serve/api/translating.py", "finish"),  # the server's driver
+    ("nmt/serve/api/state.py", "Splitters"),  # its text threads' sentence splitters, for `prepare`
+    ("nmt/drift/stage.py", "mask"),  # counts source pieces as the server masks them, without decoding
+    ("nmt/drift/stage.py", "translate_sentences"),  # the dev sample through the server's decode step
+}
+
+
+def _calls(path: Path) -> set[str]:
+    """The text path's pieces this file imports from nmt.translate and uses (calls, or hands to a thread)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    imported = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and (node.module or "").startswith("nmt.translate") for a in node.names if a.name in PATH_PIECES}
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id in imported}
+
+
+def test_no_copy_of_the_text_path_outside_nmt_translate() -> None:
+    """The CLI, the server, the drift check, the flows and the benches drive the one path; none rebuilds it."""
+    found = set()
+    for folder in ("nmt", "flows", "bench"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if not rel.startswith("nmt/translate/"):
+                found |= {(rel, name) for name in _calls(path)}
+    assert found <= PATH_DRIVERS, f"the text path rebuilt outside nmt/translate/: {sorted(found - PATH_DRIVERS)}"
+    assert found == PATH_DRIVERS, f"drivers listed that no longer call the piece: {sorted(PATH_DRIVERS - found)}"
+
+
+def test_torch_is_reached_by_name_only_to_open_a_model_file() -> None:
+    """`nmt.translate.models` imports the torch translator by name, inside the function that opens a `.pt`
+    file: the AST rule above cannot see that import, so it is the one allowed, and no other by-name import
+    appears in the torch-free folders."""
+    by_name = sorted(p.relative_to(ROOT).as_posix() for folder in TORCH_FREE for p in (ROOT / folder).rglob("*.py")
+                     if "import_module(" in p.read_text(encoding="utf-8"))
+    assert by_name == ["nmt/translate/models.py"]
+    from nmt.translate import models
+
+    assert models.TORCH_TRANSLATOR == "nmt.decode.translator"
+    assert any(_imports_torch(p) for p in closure(models.TORCH_TRANSLATOR))

@@ -55,7 +55,7 @@ def test_missing_params_file_is_one_line_error(tmp_path, capsys: pytest.CaptureF
 
 
 def test_translate_beam_and_length_penalty_default_to_the_tuned_ones_and_can_be_set(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     """Model files carry no decoding settings: `nmt translate` uses evaluate.beam_size and
     evaluate.alpha of params.yaml (tuned on val), so it decodes as the evaluate stage and the ONNX
     card do; --beam-size and --alpha override."""
@@ -68,10 +68,11 @@ def test_translate_beam_and_length_penalty_default_to_the_tuned_ones_and_can_be_
     tuned = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))["evaluate"]
     seen = []
     monkeypatch.setattr(translator.Translator, "from_file",
-                        classmethod(lambda cls, path, decoding, *a: seen.append((decoding.beam_size, decoding.alpha))
-                                    or 1 / 0))
+                        classmethod(lambda cls, path, decoding, *a, **kw: seen.append((decoding.beam_size,
+                                                                                        decoding.alpha)) or 1 / 0))
+    (tmp_path / "m.pt").write_bytes(b"")  # a file: a model file, whatever it holds (from_file reads it)
     for extra in ([], ["--alpha", "0.6", "--beam-size", "3"]):
-        args = cli.build_parser().parse_args(["translate", "--model", "m.pt", *extra])
+        args = cli.build_parser().parse_args(["translate", "--model", str(tmp_path / "m.pt"), *extra])
         with pytest.raises(ZeroDivisionError):
             cli.open_translator(args)
     assert seen == [(tuned["beam_size"], tuned["alpha"]), (3, 0.6)]
@@ -89,6 +90,7 @@ def test_translate_leaves_an_onnx_packages_decoding_to_its_card(monkeypatch: pyt
     from nmt.runtime import translator
 
     seen = []
+    (tmp_path / "model.json").write_text('{"format": "nmt-onnx"}')  # the card says what the folder is
     monkeypatch.setattr(translator.OnnxTranslator, "from_dir",
                         classmethod(lambda cls, path, **kw: seen.append((kw["beam_size"], kw["alpha"])) or 1 / 0))
     for extra in ([], ["--beam-size", "2", "--alpha", "0.5"]):

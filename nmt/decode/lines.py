@@ -87,18 +87,18 @@ class LineTranslator(ABC):
                ) -> list[tuple[list[int], list[int]] | None]:
         """(source ids, output ids) per input line; None for an empty line. `first_line`: the
         number of `lines[0]` in the input, for warnings."""
-        return self._searched(lines, self.decode_batch, progress, first_line)
+        return self._searched(lines, None, progress, first_line)
 
-    def _searched(self, lines: Sequence[str], decode: Callable[[list[list[int]]], list[Any]],
-                  progress: Progress | None, first_line: int) -> list[tuple[list[int], Any] | None]:
-        """(source ids, what `decode` made of them) per input line, None for an empty line: lines
-        tokenized, cut to the model, sorted by length and decoded `batch_size` at a time."""
+    def _searched(self, lines: Sequence[str], n: int | None, progress: Progress | None,
+                  first_line: int) -> list[tuple[list[int], Any] | None]:
+        """(source ids, their decoding) per input line, None for an empty line: lines tokenized, cut
+        to the model, sorted by length and decoded `batch_size` at a time (`map_batches(batches, n)`)."""
         sources = {i: self.source_ids(tokens, line=first_line + i)
                    for i, (tokens, _) in enumerate(self.tokenize(lines)) if tokens}
         out: list[tuple[list[int], Any] | None] = [None] * len(lines)
         order = sorted(sources, key=lambda i: len(sources[i]))
         batches = [order[start:start + self.batch_size] for start in range(0, len(order), self.batch_size)]
-        decoded = self.map_batches(decode, [[sources[i] for i in rows] for rows in batches])
+        decoded = self.map_batches([[sources[i] for i in rows] for rows in batches], n)
         for rows, hyps in zip(batches, decoded):
             for i, hyp in zip(rows, hyps):
                 out[i] = (sources[i], hyp)
@@ -106,11 +106,11 @@ class LineTranslator(ABC):
                 progress(len(rows))
         return out
 
-    def map_batches(self, decode: Callable[[list[list[int]]], list[Any]],
-                    batches: list[list[list[int]]]) -> Iterable[list[Any]]:
-        """`decode` of each batch of source ids, in order: here one batch after another; the ONNX
-        runtime with decoder processes (`OnnxTranslator`, `workers`) decodes them side by side."""
-        return map(decode, batches)
+    def map_batches(self, batches: list[list[list[int]]], n: int | None = None) -> Iterable[list[Any]]:
+        """Each batch of source ids decoded, in order: `decode_batch` (n None) or `decode_batch_n(batch, n)`;
+        here one batch after another; the ONNX runtime with decoder processes (`OnnxTranslator`, `workers`)
+        decodes them side by side."""
+        return (self.decode_batch(b) if n is None else self.decode_batch_n(b, n) for b in batches)
 
     def translate_n(self, lines: Sequence[str], n: int, first_line: int = 1) -> list[list[str]]:
         """Up to `n` distinct translations per input line, best first, the first being `translate`'s
@@ -122,7 +122,7 @@ class LineTranslator(ABC):
         mean of the model's probabilities of its tokens, 0-1; NaN where the search keeps no scores)
         and the source ids the model read. Hypotheses that detokenize to the same text count once,
         with the better one's confidence."""
-        searched = self._searched(lines, lambda sources: self.decode_batch_n(sources, n), None, first_line)
+        searched = self._searched(lines, n, None, first_line)
         out: list[Scored] = []
         for r in searched:
             texts: dict[str, float] = {}

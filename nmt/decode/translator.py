@@ -7,8 +7,9 @@ lines, overlong lines, length-sorted batches) is `nmt.decode.lines.LineTranslato
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -25,16 +26,26 @@ from nmt.text.tokenizer import make_tokenizer
 from nmt.text.vocabularies import pad_batch
 
 
+def decoding_of(beam_size: int | None, alpha: float | None) -> Decoding:
+    """The decoding settings a model file is used with: the evaluate section's defaults, or those given."""
+    given = {"beam_size": beam_size, "alpha": alpha}
+    return Decoding(**{k: v for k, v in given.items() if v is not None})
+
+
 @dataclass(kw_only=True)
 class Translator(LineTranslator):
     model: Transformer  # in eval mode
+    text_settings: dict[str, Any] = field(default_factory=dict)  # the file's src_lang, lowercase (no detokenizer)
 
     @classmethod
     def from_file(cls, path: Path | str, decoding: Decoding = Decoding(), batch_size: int = 64,
-                  device: str = "cpu", tokenize: Tokenizer | None = None) -> Translator:
+                  device: str = "cpu", tokenize: Tokenizer | None = None, threads: int = 0) -> Translator:
         """Load a final model file (train stage output) to decode with `decoding` (default: the
         evaluate stage's tuned settings) on `device` (cpu, cuda, or auto: CUDA when torch has it).
-        `tokenize`: lines -> (tokens, flags) instead of spaCy's tokenizer (pre-tokenized input)."""
+        `tokenize`: lines -> (tokens, flags) instead of spaCy's tokenizer (pre-tokenized input).
+        `threads` > 0 sets torch's intra-op threads (for the whole process)."""
+        if threads:
+            torch.set_num_threads(threads)
         state = checkpoint.load(path)
         if "text" not in state:
             raise DataError(f"{path}: a training checkpoint, not a final model file (train stage output, "
@@ -46,7 +57,8 @@ class Translator(LineTranslator):
         text = state["text"]
         return cls(model=model, vocabs=vocabs, tokenize=tokenize or make_tokenizer(text["src_lang"], text["lowercase"]),
                    detokenizer=Detokenizer.from_dict(text["detokenizer"]), beam_size=decoding.beam_size,
-                   alpha=decoding.alpha, max_extra=decoding.max_extra, batch_size=batch_size)
+                   alpha=decoding.alpha, max_extra=decoding.max_extra, batch_size=batch_size,
+                   text_settings={k: v for k, v in text.items() if k != "detokenizer"})
 
     @property
     def max_len(self) -> int:

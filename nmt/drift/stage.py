@@ -3,7 +3,7 @@ server serves, for the drift check (docs/lifecycle.md: Drift check).
 
 A sample of the train split and one of the dev split of the validated corpus (`profile:` in
 params.yaml: sizes, seed) are read through the package as `nmt serve --model` loads it
-(`nmt.serve.engine.package.load_model`, fp32): each sentence's source pieces and <unk> pieces exactly as the
+(`nmt.translate.models.open_model`, fp32): each sentence's source pieces and <unk> pieces exactly as the
 server counts them (spans masked, the package's tokenizer and vocabulary, cut to what the model
 takes), its language as the detector the data stages filter with names it (`nmt.text.langid`), and,
 for the dev sample, the confidence of its translation, decoded as the server decodes
@@ -27,11 +27,11 @@ from nmt.decode.lines import LineTranslator
 from nmt.drift.profile import Profile, build_profile, sample
 from nmt.files.atomic import atomic_write_text
 from nmt.files.lines import read_lines, split_file
-from nmt.serve.engine.package import load_model
 from nmt.serve.observe.traffic import Record
 from nmt.text.langid import LanguageIdentifier
 from nmt.text.vocab import UNK_ID
 from nmt.translate.decoding import translate_sentences
+from nmt.translate.models import Model, ModelOptions, open_model
 from nmt.translate.spans import mask
 
 log = logging.getLogger(__name__)
@@ -62,9 +62,9 @@ def source_records(translator: LineTranslator, sentences: Sequence[str]) -> list
     return records
 
 
-def decoded_records(translator: LineTranslator, sentences: Sequence[str]) -> list[Record]:
-    """The same, with the confidence of each sentence's translation as the server answers it."""
-    outputs, _ = translate_sentences(translator, list(sentences))
+def decoded_records(model: Model, sentences: Sequence[str]) -> list[Record]:
+    """The same, with the confidence of each sentence's translation as the server answers it (its decode step)."""
+    outputs, _ = translate_sentences(model.translator, list(sentences))
     return [Record(o.pieces, o.unknown, o.confidence) for o in outputs]
 
 
@@ -75,7 +75,7 @@ def with_languages(records: Sequence[Record], sentences: Sequence[str], detect: 
 
 def profile_stage(cfg: ProfileConfig, paths: ProfilePaths) -> Profile:
     """Sample, count, decode the dev sample, and write the profile atomically."""
-    model = load_model(paths.package, threads=cfg.threads, max_batch=cfg.batch_size)
+    model = open_model(paths.package, ModelOptions(device="cpu", threads=cfg.threads, batch_size=cfg.batch_size))
     source, _ = model.languages
     detector = LanguageIdentifier.for_languages(model.languages)
 
@@ -89,13 +89,13 @@ def profile_stage(cfg: ProfileConfig, paths: ProfilePaths) -> Profile:
     train, dev = samples["train"][2], samples["dev"][2]
     log.info("%s: counting %d %s sentences; decoding %d %s sentences as the server does", model.direction,
              len(train), cfg.train_split, len(dev), cfg.dev_split)
-    about = {"package": {"path": str(paths.package), "engine": model.engine, "sha256": model.digest},
+    about = {"package": {"path": str(paths.package), "kind": model.kind, "sha256": model.digest},
              "seed": cfg.seed,
              "samples": {role: {"split": split, "lines": total, "sampled": len(picked)}
                          for role, (split, total, picked) in samples.items()}}
     profile = build_profile(model.direction, source,
                             with_languages(source_records(model.translator, train), train, detect),
-                            with_languages(decoded_records(model.translator, dev), dev, detect), about)
+                            with_languages(decoded_records(model, dev), dev, detect), about)
     atomic_write_text(paths.out, json.dumps(profile.to_json(), indent=1) + "\n")
     log.info("profile of %s written to %s", model.direction, paths.out)
     return profile

@@ -30,8 +30,11 @@ LOCK_DIR_ENV = "NMT_LOCK_DIR"  # where the lock files live (default: <system tem
 
 
 def lock_path(name: str, paths: Iterable[Path | str]) -> Path:
-    """The lock file of stage `name` run on `paths` (resolved, so two spellings of one file meet)."""
-    spec = "\n".join([name, *sorted(str(Path(p).resolve()) for p in paths)])
+    """The lock file of stage `name` run on `paths` (resolved, so two spellings of one file meet). The
+    processes of one distributed run (torchrun's `RANK`) are one run: each rank holds its own lock, so a
+    second run on the same files still meets the first at every rank."""
+    rank = os.environ.get("RANK", "")
+    spec = "\n".join([name, *sorted(str(Path(p).resolve()) for p in paths), *([f"rank {rank}"] if rank else [])])
     root = Path(os.environ.get(LOCK_DIR_ENV) or Path(tempfile.gettempdir()) / f"nmt-locks-{os.getuid()}")
     return root / f"{name}-{hashlib.sha256(spec.encode()).hexdigest()[:16]}.lock"
 

@@ -33,9 +33,9 @@ def _start(opener: Opener, package: str, options: dict[str, Any]) -> None:
     _translator = opener(Path(package), **options)
 
 
-def _decode(sources: list[list[int]]) -> list[list[int]]:
+def _decode(sources: list[list[int]], n: int | None) -> list[Any]:
     assert _translator is not None, "decoder process not started"
-    return _translator.decode_batch(sources)
+    return _translator.decode_batch(sources) if n is None else _translator.decode_batch_n(sources, n)
 
 
 def _pid(hold_s: float) -> int:
@@ -58,9 +58,10 @@ class DecoderPool:
                                          initializer=_start, initargs=(opener, str(package), options))
         log.info("%d decoder processes, %s thread(s) each", workers, options.get("threads") or "default")
 
-    def map(self, batches: list[list[list[int]]]) -> Iterator[list[list[int]]]:
-        """The output ids of every batch, in input order, decoded by whichever process is free."""
-        return self._pool.map(_decode, batches)
+    def map(self, batches: list[list[list[int]]], n: int | None = None) -> Iterator[list[Any]]:
+        """Every batch decoded (the output ids; with `n`, up to n scored hypotheses per source), in input
+        order, by whichever process is free."""
+        return self._pool.map(_decode, batches, [n] * len(batches))
 
     def pids(self) -> set[int]:
         """The decoder processes' ids (for tests and logs): 2 x workers tasks that each hold a

@@ -92,19 +92,16 @@ class OnnxTranslator(LineTranslator):
             return self.model.greedy(src, self.max_extra)
         return self.model.beam_search(src, self.beam_size, self.alpha, self.max_extra)
 
-    def map_batches(self, decode: Callable[[list[list[int]]], list[Any]],
-                    batches: list[list[list[int]]]) -> Iterable[list[Any]]:
-        """With decoder processes, `decode_batch` runs in them, side by side, outputs in order
+    def map_batches(self, batches: list[list[list[int]]], n: int | None = None) -> Iterable[list[Any]]:
+        """With decoder processes, the batches are decoded in them, side by side, outputs in order
         (auto: started here the first time the batches bring `AUTO_SENTENCES` or more)."""
-        if decode != self.decode_batch:
-            return super().map_batches(decode, batches)
         sentences = sum(map(len, batches))
         if self.pool is None and self.start_pool is not None and sentences >= AUTO_SENTENCES:
             log.info("%d sentences: starting decoder processes", sentences)
             self.pool, self.start_pool = self.start_pool(), None
         if self.pool is not None:
-            return self.pool.map(batches)
-        return super().map_batches(decode, batches)
+            return self.pool.map(batches, n)
+        return super().map_batches(batches, n)
 
     def close(self) -> None:
         """Stop the decoder processes, if any (they also stop when this process exits)."""

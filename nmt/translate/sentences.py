@@ -12,6 +12,7 @@ sentences; this module never sees the model.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -83,3 +84,16 @@ class SentenceSplitter:
             parts += [text[last:start], text[start:end]]
             last = end
         return Segmented(tuple(parts + [text[last:]]))
+
+
+class Splitters:
+    """`split(texts, langs)`: text i cut by the rules of `langs[i]`, with one splitter per language and
+    thread, made on first use (the server's text threads, or the one thread of `nmt translate`)."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def __call__(self, texts: list[str], langs: list[str]) -> list[Segmented]:
+        made: dict[str, SentenceSplitter] = self._local.__dict__.setdefault("splitters", {})
+        return [(made.get(lang) or made.setdefault(lang, SentenceSplitter(lang))).split(text)
+                for text, lang in zip(texts, langs)]

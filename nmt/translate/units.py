@@ -1,13 +1,11 @@
-"""The one path a list of units takes, on the server and in `nmt translate`: the steps around decoding.
+"""The steps a list of units takes around decoding, for `nmt.translate.texts` (`prepare` and `finish`).
 
 A unit is a block of markup's text with its inline tags as placeholders (`nmt.translate.markup.inline`), or
-plain text (None). Before decoding: with an ONNX package a unit's tag pairs leave the text the model
-reads (`plain_texts`), each text is cut into sentences with its layout kept and each sentence's glossary
-terms masked (`split_and_mask`). After decoding: the terms are put back (`terms_restored`), each text's
-sentences joined in its layout, and a unit's pairs written back where the model's own alignment says
-(`put_pairs`). The drivers differ only in how the sentences get decoded: the server queues them for its
-batcher (`nmt.serve.api.translating`), `nmt translate` hands them to the translator a batch at a time
-(`nmt.translate.offline`).
+plain text (None). Before decoding: where the unit's model aligns tag pairs back (an ONNX package) they leave
+the text the model reads (`plain_texts`), each text is cut into sentences with its layout kept and each
+sentence's glossary terms masked (`split_and_mask`). After decoding: the terms are put back (`terms_restored`),
+each text's sentences joined in its layout, and a unit's pairs written back where the model's own alignment
+says (`put_pairs`).
 """
 
 from __future__ import annotations

@@ -58,6 +58,20 @@ def searches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, float, int]]:
 
     monkeypatch.setattr(translator_module, "beam_search", spy_beam)
     monkeypatch.setattr(translator_module, "greedy", spy_greedy)
+    # the n-best searches the text path's decode step runs (`nmt translate`, the server: translate_scored)
+    search = translator_module.search
+    beam_n, greedy_scored = search.beam_search_n, search.greedy_scored
+
+    def spy_beam_n(backend, src, n, beam_size, alpha, max_extra):
+        seen.append((beam_size, alpha, max_extra))
+        return beam_n(backend, src, n, beam_size, alpha, max_extra)
+
+    def spy_greedy_scored(backend, src, max_extra):
+        seen.append((1, -1.0, max_extra))
+        return greedy_scored(backend, src, max_extra)
+
+    monkeypatch.setattr(search, "beam_search_n", spy_beam_n)
+    monkeypatch.setattr(search, "greedy_scored", spy_greedy_scored)
     return seen
 
 

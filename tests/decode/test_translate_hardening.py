@@ -40,8 +40,8 @@ def test_progress_is_logged_when_not_on_a_terminal(model_path: Path, tmp_path: P
     with caplog.at_level(logging.INFO, logger="nmt.translate"):
         assert main(["translate", "--model", str(model_path), "--input", str(src),
                      "--output", str(tmp_path / "o")]) == 0
-    assert "translating 4 lines (3 sentences)" in caplog.text
-    assert "translated 3/3 sentences" in caplog.text and "sentences/s" in caplog.text and "left)" in caplog.text
+    assert "translating 4 lines (3 with text)" in caplog.text
+    assert "translated 3/3 lines" in caplog.text and "lines/s" in caplog.text and "left)" in caplog.text
 
 
 def test_the_model_says_its_direction_and_another_expected_one_is_refused(model_path: Path, tmp_path: Path, capsys,
@@ -52,7 +52,7 @@ def test_the_model_says_its_direction_and_another_expected_one_is_refused(model_
     reverse = "-".join(reversed(direction.split("-")))
     with caplog.at_level(logging.INFO, logger="nmt.translate"):
         assert main(["translate", "--model", str(model_path), "--direction", direction, "--input", str(src)]) == 0
-    assert f"(1 sentences) {direction}, beam" in caplog.text
+    assert f"(1 with text) {direction}, beam" in caplog.text
     assert main(["translate", "--model", str(model_path), "--direction", reverse, "--input", str(src)]) == 1
     _one_line_error(capsys, f"translates {direction}, not {reverse}", f"models/general/{reverse}/onnx")
 

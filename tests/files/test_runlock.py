@@ -71,3 +71,17 @@ def test_every_stage_takes_the_lock_on_its_paths(tmp_path: Path, lock_dir: Path,
     assert status == 1 and f"nmt vocab: error: another run of the vocab stage on the same files is under way " \
                            f"(PID {first.pid}" in err
     assert not out.exists()  # it stopped before reading anything
+
+
+def test_the_ranks_of_one_distributed_run_are_one_run(tmp_path: Path, lock_dir: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """torchrun starts the train stage once per rank on the same files: each rank its own lock."""
+    a = tmp_path / "model.pt"
+    monkeypatch.setenv("RANK", "0")
+    with held("train", [a]):
+        monkeypatch.setenv("RANK", "1")
+        with held("train", [a]):  # rank 1 of the same run
+            monkeypatch.setenv("RANK", "0")
+            with pytest.raises(ConfigError, match="another run of the train stage"):  # a second run's rank 0
+                with held("train", [a]):
+                    pass

@@ -113,7 +113,8 @@ def artifacts(state) -> dict[str, object]:
 def test_a_flow_run_decides_by_evidence_and_records_it(server: dict[str, str], project: Path, package: Path) -> None:
     import sacrebleu
 
-    from nmt.runtime.translator import OnnxTranslator
+    from nmt.translate.local import LocalTranslator
+    from nmt.translate.models import ModelOptions
 
     registry = Registry(project)
     first = pl.pipeline(project_dir=str(project), push=False, experiment="champion", return_state=True)
@@ -137,9 +138,9 @@ def test_a_flow_run_decides_by_evidence_and_records_it(server: dict[str, str], p
     assert evidence["champion_sps"] > 0 and evidence["challenger_sps"] > 0
     assert evidence["speed_ratio"] == pytest.approx(evidence["challenger_sps"] / evidence["champion_sps"])
     assert (evidence["resamples"], evidence["seed"]) == (1000, 12345)
-    # the champion was decoded again, from its package: its BLEU is that package's on the test set
-    translator = OnnxTranslator.from_dir(package, device="cpu", threads=1)
-    own = sacrebleu.corpus_bleu(translator.translate(SOURCES), [SOURCES]).score
+    # the champion was decoded again, from its package, as users get it (nmt.translate): its BLEU on the test set
+    translator = LocalTranslator.open(package, ModelOptions(device="cpu", threads=1))
+    own = sacrebleu.corpus_bleu(translator.translate(SOURCES).texts, [SOURCES]).score
     assert test["champion_bleu"] == pytest.approx(own) and test["challenger_bleu"] < own
 
     found = artifacts(worse)

@@ -311,4 +311,4 @@ def test_cli_translate_with_decoder_processes(package: Path, model_path: Path, t
     assert main(["translate", "--model", str(package), "--input", str(src), "--workers", "-1"]) == 1
     assert "--workers must be >= 0" in capsys.readouterr().err
     assert main(["translate", "--model", str(model_path), "--input", str(src), "--workers", "2"]) == 1
-    assert "--workers (decoder processes) needs the ONNX package" in capsys.readouterr().err
+    assert "decoder processes (workers) need the ONNX package" in capsys.readouterr().err

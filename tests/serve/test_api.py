@@ -81,8 +81,8 @@ def test_auto_source_and_alternatives_answer_as_libretranslate(server: ThreadSer
 
 
 def test_a_texts_alternatives_combine_its_sentences_hypotheses() -> None:
-    from nmt.serve.api.translating import alternative_texts
     from nmt.translate.sentences import Segmented
+    from nmt.translate.texts import alternative_texts
 
     seg = Segmented(("", "A.", " ", "B.", "\n"))
     hyps = [["a1", "a2", "a3"], ["b1", "b2"]]
@@ -189,7 +189,7 @@ def test_the_other_endpoints(server: ThreadServer, package: Path) -> None:
     (model,) = get("/v1/model").json()["models"]
     assert model["served"]["direction"] == "de-en" and model["card"]["format"] == "nmt-onnx"
     assert model["served"]["path"] == str(package)
-    assert model["served"]["engine"] == "onnx" and model["served"]["int8"] is False
+    assert model["served"]["kind"] == "onnx" and model["served"]["int8"] is False
     r = get("/nowhere")
     assert r.status_code == 404 and r.json() == {"error": "Not Found"}
     page = get("/")
@@ -233,4 +233,4 @@ def test_the_ctranslate2_model_is_served_too(start, learned_model_path: Path,
     got = post(server.url, json=ask(lines)).json()
     assert got == {"translatedText": want}
     served = httpx.get(f"{server.url}/v1/model", timeout=30).json()["models"][0]["served"]
-    assert served["engine"] == "ct2" and served["path"] == str(folder)
+    assert served["kind"] == "ct2" and served["path"] == str(folder)

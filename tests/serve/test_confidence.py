@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from nmt.runtime.translator import OnnxTranslator
-from nmt.serve.api.translating import text_confidence
 from nmt.translate.decoding import Output, translate_sentences
+from nmt.translate.texts import text_confidence
 from support.onnx import sentences
 from support.serve import ThreadServer, ask, config, post
 

@@ -71,5 +71,5 @@ def test_html_mode_and_a_file_upload(package: Path, browser: Browser, tmp_path: 
     finally:
         server.close()
     translator = OnnxTranslator.from_dir(package, device="cpu", threads=1)
-    assert html == offline_html(translator, "<p>s1 <b>s2</b> s3</p>") and "<b>" in html
+    assert html == offline_html(package, "<p>s1 <b>s2</b> s3</p>") and "<b>" in html
     assert href.startswith(server.url + "/download_file/") and downloaded == offline(translator, ["s1 s2 s3"])[0] + "\n"

@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from nmt.serve.engine import glossary as glossary_module
+from nmt.translate import glossary as glossary_module
 from nmt.translate.glossary import MAX_REQUEST_TERMS, MAX_TERM_WORDS, Glossary, GlossaryError
 from support.serve import ask, post
 

@@ -45,7 +45,7 @@ def tags(html: str) -> list[str]:
     return re.findall(r"<[^>]+>", html)
 
 
-def test_html_keeps_its_markup_and_translates_across_inline_tags(server: ThreadServer, translator) -> None:
+def test_html_keeps_its_markup_and_translates_across_inline_tags(server: ThreadServer, package: Path) -> None:
     html = ('<p class="x">s1 s2 <b>s5</b> s6 s7</p>\n<!-- note -->\n<ul><li>s8 <i>s9 s1</i></li></ul>'
             '<script>var s1 = "s2";</script><p translate="no">s3 s3</p>')
     answer = post(server.url, json=ask(html, format="html")).json()["translatedText"]
@@ -53,7 +53,7 @@ def test_html_keeps_its_markup_and_translates_across_inline_tags(server: ThreadS
     assert '<script>var s1 = "s2";</script>' in answer and '<p translate="no">s3 s3</p>' in answer
     doc = parse_html(html)
     assert len(doc.units) == 2 and "s5" in doc.units[0]  # the inline <b> inside its sentence's unit
-    assert answer == offline_html(translator, html)  # the server's path, unit by unit
+    assert answer == offline_html(package, html)  # the server's path, unit by unit
 
 
 def test_translate_file_answers_a_url_and_the_download_keeps_the_format(server: ThreadServer, translator) -> None:
@@ -144,7 +144,7 @@ def test_an_html_file_comes_back_as_format_html_answers_through_the_server_and_t
     """Tag pairs are put back by the model's alignment on every path: `format: html`, the same page
     uploaded to /translate_file, and `nmt translate --input page.html` without a server."""
     html = '<p>s1 s2 <b>s5 s6</b> s7 <a href="#x">s8</a> s9.</p>'
-    want = offline_html(translator, html)
+    want = offline_html(package, html)
     assert want.count("<b>") == 1 and want.count('<a href="#x">') == 1
     assert post(server.url, json=ask(html, format="html")).json()["translatedText"] == want
     r = post(server.url, path="/translate_file", data={"source": "de", "target": "en"},
@@ -166,14 +166,15 @@ def test_a_page_being_aligned_holds_up_no_plain_text_request(server: ThreadServe
 
     from nmt.serve.api import translating
 
-    started, release, real = threading.Event(), threading.Event(), translating._aligned
+    started, release, real = threading.Event(), threading.Event(), translating._finished
 
-    def slow(*args):
-        started.set()
-        release.wait(60)
-        return real(*args)
+    def slow(prepared, *args):
+        if any(p is not None for p in prepared.plains):  # the page's units, put back on the align thread
+            started.set()
+            release.wait(60)
+        return real(prepared, *args)
 
-    monkeypatch.setattr(translating, "_aligned", slow)
+    monkeypatch.setattr(translating, "_finished", slow)
     page: dict[str, httpx.Response] = {}
     worker = threading.Thread(target=lambda: page.update(r=post(server.url, json=ask("<p>s1 <b>s2</b> s3</p>",
                                                                                      format="html"))))

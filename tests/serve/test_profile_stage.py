@@ -12,8 +12,8 @@ import yaml
 
 from nmt.drift.profile import sample
 from nmt.drift.stage import decoded_records, main, source_records
-from nmt.serve.engine.package import load_model
 from nmt.serve.observe.traffic import read_snapshots
+from nmt.translate.models import open_model
 from support.corpus import ROOT
 from support.onnx import sentences
 from support.serve import ThreadServer, ask, config, post
@@ -47,7 +47,7 @@ def test_the_profile_counts_both_samples_and_holds_no_text(made: tuple[Path, dic
     assert (profile["format"], profile["direction"], profile["train"]["source"]) == (1, "de-en", "de")
     assert profile["samples"] == {"train": {"split": "train", "lines": len(TRAIN), "sampled": 200},
                                   "dev": {"split": "val", "lines": len(DEV), "sampled": 30}}
-    assert profile["package"]["engine"] == "onnx" and profile["package"]["sha256"] == load_model(package).digest
+    assert profile["package"]["kind"] == "onnx" and profile["package"]["sha256"] == open_model(package).digest
     train, dev = profile["train"], profile["dev"]
     assert (train["sentences"], dev["sentences"]) == (200, 30)
     assert sum(train["confidence"]["counts"]) == 0 and sum(dev["confidence"]["counts"]) == 30  # dev decoded only
@@ -58,8 +58,8 @@ def test_the_profile_counts_both_samples_and_holds_no_text(made: tuple[Path, dic
 
 
 def test_pieces_and_unknown_are_the_servers_own_without_decoding(package: Path) -> None:
-    translator = load_model(package).translator
-    counted, decoded = source_records(translator, ODD + DEV[:8]), decoded_records(translator, ODD + DEV[:8])
+    model = open_model(package)
+    counted, decoded = source_records(model.translator, ODD + DEV[:8]), decoded_records(model, ODD + DEV[:8])
     assert [(r.pieces, r.unknown) for r in counted] == [(r.pieces, r.unknown) for r in decoded]
     assert (counted[0].pieces, counted[0].unknown) == (5, 1)  # four words and </s>; Wort is <unk>
     assert (counted[1].pieces, counted[1].unknown) == (4, 1)  # the URL is one placeholder, as the server masks it

@@ -175,15 +175,13 @@ def offline(translator: Any, lines: list[str]) -> list[str]:
     return [out.texts[0] for out in translate_sentences(translator, list(lines))[0]]
 
 
-def offline_html(translator: Any, html: str) -> str:
-    """What the server answers for `format: html` with an ONNX package, without the server
-    (`nmt.translate.offline.translate_units`: tag pairs put back by the model's alignment)."""
-    from nmt.translate.markup.html import parse_html
-    from nmt.translate.offline import translate_units
+def offline_html(package: Path, html: str) -> str:
+    """What the server answers for `format: html`, without the server: the Python API on the same
+    package (`nmt.translate.local`: tag pairs put back by the model's alignment)."""
+    from nmt.translate.local import LocalTranslator
+    from nmt.translate.models import ModelOptions
 
-    doc = parse_html(html)
-    return doc.rebuild(translate_units(translator, doc.units, doc.unit_objects,
-                                       translator.package.card["languages"]["src"]))
+    return LocalTranslator.open(package, ModelOptions(device="cpu", threads=1)).translate_html([html]).texts[0]
 
 
 def both_packages(package: Path, root: Path) -> Path:

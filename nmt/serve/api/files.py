@@ -24,9 +24,9 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
 from nmt.errors import OutOfSpace
-from nmt.serve.api.protocol import HttpError, api_key, read_body
+from nmt.serve.api.protocol import HttpError, api_key, read_body, watched
 from nmt.serve.api.state import ServeState
-from nmt.serve.api.translating import deadline_of, request_timeout, translate_units
+from nmt.serve.api.translating import TextJob, deadline_of, request_timeout, run
 from nmt.translate.markup.formats import (
     DocumentError,
     DocumentLimits,
@@ -115,9 +115,10 @@ async def _translate_file(request: Request, state: ServeState) -> Response:
         detected = await loop.run_in_executor(state.text_pool, state.router.detect, " ".join(doc.units[:50]))
         engine = state.router.route_auto([detected], target)[0]
     glossary = state.glossaries.get(engine.current.direction)  # --glossary: a file's terms as a text's
-    done = await translate_units(request, state, doc.unit_objects or [None] * len(doc.units), doc.units,
-                                 [engine] * len(doc.units), chunked=True, deadline=deadline,
-                                 glossaries=[glossary] * len(doc.units))
+    job = TextJob(list(doc.units), [engine] * len(doc.units), doc.unit_objects or None, chunked=True,
+                  deadline=deadline, glossaries=[glossary] * len(doc.units))
+    async with watched(request) as gone:
+        done = await run(state, job, gone)
     out = await _by(deadline, cfg.request_timeout_s, loop.run_in_executor(state.doc_pool, doc.write, done.texts))
     try:
         name = await loop.run_in_executor(state.doc_pool, state.files.put, upload.filename, out, _key(state, key))

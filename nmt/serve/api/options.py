@@ -32,9 +32,10 @@ class ServeConfig:
 
     # the packages, one per direction: ONNX exports (models/onnx) or CTranslate2 model folders (models/ct2), or
     # folders of such packages; requests are routed by source/target (auto: by the detected language)
-    model: tuple[Path, ...] = knob((Path("models/onnx"),), "model folder: the ONNX package (export stage, or `dvc "
-                                   "artifacts get ... --stage prod`) or the CTranslate2 model (models/ct2), or a "
-                                   "folder of packages; repeat it for more directions (one package per direction)")
+    model: tuple[Path, ...] = knob((Path("models/onnx"),), "model: the ONNX package (export stage, or `dvc "
+                                   "artifacts get ... --stage prod`), the CTranslate2 model (models/ct2), a model "
+                                   "file (models/model.pt; needs torch), or a folder of packages; repeat it for more "
+                                   "directions (one model per direction)")
     # use the package's int8 graphs (ONNX) or int8 compute (CTranslate2)
     int8: bool = knob(False, "decode with the int8 graphs (ONNX) / int8 compute (CTranslate2)")
     # interface to listen on; 127.0.0.1 keeps it on this machine

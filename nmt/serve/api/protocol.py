@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -56,6 +57,24 @@ class TranslateCall:
     @property
     def auto(self) -> bool:
         return self.source == "auto"
+
+
+@contextlib.asynccontextmanager
+async def watched(request: Request) -> AsyncIterator[asyncio.Event]:
+    """An event set once the client disconnects, for the request's text path (`translating.run`): read from
+    the connection after the body, for as long as the block runs."""
+    gone = asyncio.Event()
+
+    async def listen() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+        gone.set()
+
+    task = asyncio.ensure_future(listen())
+    try:
+        yield gone
+    finally:
+        task.cancel()
 
 
 async def read_body(request: Request, limit: int, timeout_s: float | None = None) -> bytes:

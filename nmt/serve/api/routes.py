@@ -33,10 +33,19 @@ from nmt.errors import NmtError
 from nmt.serve.api.files import download_file, translate_file
 from nmt.serve.api.limits import check_admin
 from nmt.serve.api.page import PAGE
-from nmt.serve.api.protocol import HttpError, api_key, fields, parse_texts, parse_translate, read_body, translate_answer
+from nmt.serve.api.protocol import (
+    HttpError,
+    api_key,
+    fields,
+    parse_texts,
+    parse_translate,
+    read_body,
+    translate_answer,
+    watched,
+)
 from nmt.serve.api.state import ServeState
 from nmt.serve.api.timing import Timing
-from nmt.serve.api.translating import translate_html, translate_texts
+from nmt.serve.api.translating import TextJob, run, translate_html
 from nmt.serve.engine.package import Engine, ReloadBusy
 from nmt.serve.engine.refusals import BatchFailed, Draining, NotServed, QueueFull, Refused, Stale, TooManySentences
 from nmt.serve.engine.router import Detected
@@ -99,11 +108,9 @@ async def _translate(request: Request, state: ServeState) -> Response:
     except GlossaryError as exc:
         raise HttpError(400, f"Invalid request: {exc}", "bad_request") from None
     glossaries = [terms[e.current.direction] for e in engines]
-    if call.html:
-        done = await translate_html(request, state, docs, engines, call.alternatives, found, glossaries=glossaries)
-    else:
-        done = await translate_texts(request, state, call.texts, engines, call.alternatives, found,
-                                     glossaries=glossaries)
+    job = TextJob(call.texts, engines, alternatives=call.alternatives, glossaries=glossaries, found=found)
+    async with watched(request) as gone:
+        done = await (translate_html(state, docs, job, gone) if call.html else run(state, job, gone))
     answer = translate_answer(call, done.texts, done.alternatives, detected, done.confidence)
     return JSONResponse(answer, headers={GENERATION: str(done.generation)})
 
@@ -203,7 +210,7 @@ def build_app(state: ServeState) -> Starlette:
                 return
             state.ready = not state.draining
             log.info("ready: %s on %d decoder thread(s), %d CPU thread(s) each",
-                     ", ".join(f"{m.direction} {m.path} ({m.engine})" for m in state.router.models()),
+                     ", ".join(f"{m.direction} {m.path} ({m.kind})" for m in state.router.models()),
                      state.batcher.decoders, state.router.first.options["threads"])
 
         state.publish_models()

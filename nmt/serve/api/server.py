@@ -34,11 +34,12 @@ from nmt.serve.api.routes import build_app
 from nmt.serve.api.state import ServeState, settle_heap
 from nmt.serve.api.watch import Watch
 from nmt.serve.engine.batcher import Batcher
-from nmt.serve.engine.package import Engine, Model, load_model
+from nmt.serve.engine.package import Engine, load_model
 from nmt.serve.engine.refusals import Draining
 from nmt.serve.engine.router import Router, package_folders
 from nmt.serve.observe.metrics import Metrics
 from nmt.translate.glossary import Glossary
+from nmt.translate.models import Model
 
 log = logging.getLogger("nmt.serve")
 DRAIN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -183,5 +184,5 @@ def serve(config: ServeConfig) -> None:
     sock = bind(config.host, config.port)
     host, port = sock.getsockname()[:2]
     log.info("serving %s on http://%s:%d; /readyz answers 200 once warmed up",
-             "; ".join(f"{m.direction}: {m.path} ({m.engine}{', int8' if m.int8 else ''})" for m in models), host, port)
+             "; ".join(f"{m.direction}: {m.path} ({m.kind}{', int8' if m.int8 else ''})" for m in models), host, port)
     DrainingServer(uvicorn_config(state), state).run(sockets=[sock])

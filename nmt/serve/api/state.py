@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -27,7 +26,7 @@ from nmt.serve.engine.refusals import Draining, Refused
 from nmt.serve.engine.router import Router
 from nmt.serve.observe.metrics import Metrics
 from nmt.translate.glossary import Glossary
-from nmt.translate.sentences import Segmented, SentenceSplitter
+from nmt.translate.sentences import Splitters
 
 log = logging.getLogger("nmt.serve")
 
@@ -67,19 +66,7 @@ class ServeState:
     in_flight: int = 0
     jobs: set[Job] = field(default_factory=set)  # the admitted requests' jobs, until answered
     given_up: Refused | None = None
-    _splitters: threading.local = field(default_factory=threading.local)
-
-    def split(self, texts: list[str], langs: list[str]) -> list[Segmented]:
-        """On the text thread: text i cut into sentences by the rules of `langs[i]` (one spaCy
-        splitter per language)."""
-        out = []
-        for text, lang in zip(texts, langs):
-            splitter = getattr(self._splitters, lang, None)
-            if splitter is None:
-                splitter = SentenceSplitter(lang)
-                setattr(self._splitters, lang, splitter)
-            out.append(splitter.split(text))
-        return out
+    split: Splitters = field(default_factory=Splitters)  # on the text threads: texts cut into sentences
 
     @contextmanager
     def admitted(self) -> Iterator[None]:

@@ -20,9 +20,10 @@ from pathlib import Path
 from nmt import ranking
 from nmt.errors import DataError
 from nmt.runtime.package import CARD
-from nmt.serve.engine.package import Engine, Model
+from nmt.serve.engine.package import Engine
 from nmt.serve.engine.refusals import NotServed
 from nmt.text.langid import UNDETERMINED, LanguageIdentifier
+from nmt.translate.models import Model
 
 log = logging.getLogger("nmt.serve")
 # confidence = softmax of eldc's scores over the candidate languages at this temperature: a text

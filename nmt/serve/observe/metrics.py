@@ -85,7 +85,7 @@ class Metrics:
             metric.labels(direction)
 
     def set_model(self, described: dict[str, Any]) -> None:
-        self.model.labels(described["direction"]).info({k: str(described[k]) for k in ("path", "engine", "int8",
+        self.model.labels(described["direction"]).info({k: str(described[k]) for k in ("path", "kind", "int8",
                                                                                         "generation", "sha256")})
 
     def observe_traffic(self, direction: str, records: Collection[Record], guarded: int) -> None:

@@ -158,10 +158,10 @@ _threads = threading.local()
 
 
 def thread_aligner(model: Any) -> SentenceAligner | None:
-    """This thread's aligner for a served model (`nmt.serve.engine.package.Model`); None for a CTranslate2
+    """This thread's aligner for a served model (`nmt.translate.models.Model`); None for a CTranslate2
     folder, whose graphs are not ours to step through. An aligner goes with its model: once a
     reload has dropped the model, the next call here drops its aligner."""
-    if model.engine != "onnx":
+    if not model.aligns:
         return None
     held: dict[int, tuple[weakref.ref, SentenceAligner]] = getattr(_threads, "held", None) or {}
     _threads.held = held = {k: v for k, v in held.items() if v[0]() is not None}
