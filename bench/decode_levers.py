@@ -42,11 +42,11 @@ def child(spec: dict[str, Any]) -> None:
 
     for name, value in spec["without"].items():
         setattr(session, name, tuple(value))
-    from nmt.runtime.translator import OnnxTranslator
+    from nmt.translate.models import ModelOptions, open_model
 
     lines = json.loads(Path(spec["input"]).read_text(encoding="utf-8"))
-    tr = OnnxTranslator.from_dir(Path(spec["package"]), device="cpu", threads=1, int8=spec["int8"],
-                                 beam_size=spec["beam"], alpha=spec["alpha"])
+    tr = open_model(Path(spec["package"]), ModelOptions(device="cpu", threads=1, int8=spec["int8"],
+                                                        beam_size=spec["beam"], alpha=spec["alpha"])).translator
     tr.translate(lines[:64])
     passes = []
     for _ in range(spec["repeats"]):

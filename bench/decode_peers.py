@@ -56,27 +56,26 @@ def child(spec: dict[str, Any]) -> None:
     lines = json.loads(Path(spec["input"]).read_text(encoding="utf-8"))
     beam, alpha, threads = spec["beam"], spec["alpha"], spec["threads"]
     if spec["engine"] == "torch":
-        import torch
-
-        from nmt.config.evaluate import Decoding
-        from nmt.decode.translator import Translator
-        torch.set_num_threads(threads)
-        engine = Translator.from_file(Path(spec["model"]), Decoding(beam_size=beam, alpha=alpha))
+        from nmt.translate.models import ModelOptions, open_model
+        engine = open_model(Path(spec["model"]), ModelOptions(beam_size=beam, alpha=alpha, device="cpu",
+                                                              threads=threads)).translator
         run, finish = engine.translate, (lambda out: out)
     elif spec["engine"] == "onnx":
-        from nmt.runtime.translator import OnnxTranslator
-        engine = OnnxTranslator.from_dir(Path(spec["model"]), device="cpu", threads=threads, workers=spec["inter"],
-                                         int8=spec["precision"] == "int8", beam_size=beam, alpha=alpha)
+        from nmt.translate.models import ModelOptions, open_model
+        options = ModelOptions(beam_size=beam, alpha=alpha, device="cpu", threads=threads,
+                               int8=spec["precision"] == "int8", workers=spec["inter"])
+        engine = open_model(Path(spec["model"]), options).translator
         run = engine.translate
 
         def finish(out: list[str]) -> list[str]:
             engine.close()  # the decoder processes, if any
             return out
     else:
-        from nmt.runtime.ct2 import Ct2Translator
-        ct2 = Ct2Translator.from_dir(Path(spec["model"]),
-                                     compute_type="int8" if spec["precision"] == "int8" else "float32",
-                                     intra_threads=threads, inter_threads=spec["inter"], beam_size=beam, alpha=alpha)
+        from nmt.translate.models import ModelOptions, open_model
+        # CTranslate2's "default" compute type is the converted weights' own: float32 here, as before
+        ct2 = open_model(Path(spec["model"]), ModelOptions(beam_size=beam, alpha=alpha, threads=threads,
+                                                           int8=spec["precision"] == "int8",
+                                                           workers=spec["inter"])).translator
         pieces = [ct2.vocabs.src.decode(ct2.source_ids(tokens)) for tokens, _ in ct2.tokenize(lines)]  # untimed
         lines = pieces
         tgt = ct2.vocabs.tgt

@@ -26,15 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from bench.common.record import RESULTS, write_result
+from nmt.decode.lines import LineTranslator
 from nmt.files.lines import read_lines
-from nmt.runtime.translator import OnnxTranslator
+from nmt.translate.models import ModelOptions, open_model
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("models/onnx", "models/general/de-en/onnx", "models/general/en-de/onnx")
 SETS = ("test_2016_flickr", "newstest2014", "tatoeba_test")
 
 
-def _time(translator: OnnxTranslator, lines: list[str], repeats: int) -> tuple[float, list[str]]:
+def _time(translator: LineTranslator, lines: list[str], repeats: int) -> tuple[float, list[str]]:
     out = translator.translate(lines)  # untimed warm-up
     best = float("inf")
     for _ in range(repeats):
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not path.is_file():
                     p.error(f"{path}: not found; run the general data stages (`dvc repro general/dvc.yaml:validate`)")
                 lines = read_lines(path)[:args.sentences]
-                translator = OnnxTranslator.from_dir(folder, workers=1, beam_size=1 if search == "greedy" else None)
+                translator = open_model(folder, ModelOptions(beam_size=1 if search == "greedy" else None)).translator
                 seconds, out = _time(translator, lines, args.repeats)
                 translator.close()
                 rows.append({"package": folder.as_posix(), "direction": f"{src}-{tgt}",

@@ -2,7 +2,7 @@
 profile (docs/lifecycle.md: Drift check).
 
 The server's snapshots in `--stats-dir` (`nmt serve --stats-dir DIR`: counts, no text) of the last
-`drift.hours` are summed (`nmt.serve.observe.traffic.read_snapshots`) and compared, direction by direction,
+`drift.hours` are summed (`nmt.translate.traffic.read_snapshots`) and compared, direction by direction,
 with the profile the profile stage wrote (`reports/profile.json`; general/dvc.yaml: one per
 direction) by the population stability index of each aggregate (nmt/drift/report.py; thresholds and
 minimums: params.yaml `drift:`). The report is written atomically to `reports/drift/latest.json` and
@@ -39,7 +39,7 @@ from nmt.drift.profile import read_profile
 from nmt.drift.report import DRIFT, NOT_ENOUGH, DriftReport, drift_report, markdown
 from nmt.errors import DataError
 from nmt.files.atomic import atomic_write_text
-from nmt.serve.observe.traffic import read_snapshots
+from nmt.translate.traffic import read_snapshots
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIFTED = "Drifted"  # final state (type Completed) of a run that found drift: the alert automation's trigger

@@ -159,6 +159,7 @@ PATH_DRIVERS = {
     ("nmt/serve/engine/batcher.py", "translate_sentences"),  # the server's decode step, a batch at a time
     ("nmt/serve/api/translating.py", "prepare"), ("nmt/serve/api/translating.py", "finish"),  # the server's driver
     ("nmt/serve/api/state.py", "Splitters"),  # its text threads' sentence splitters, for `prepare`
+    ("nmt/data/sentences.py", "Splitters"),  # training paragraphs cut by the one splitter, as texts are served
     ("nmt/drift/stage.py", "mask"),  # counts source pieces as the server masks them, without decoding
     ("nmt/drift/stage.py", "translate_sentences"),  # the dev sample through the server's decode step
 }
@@ -168,7 +169,8 @@ def _calls(path: Path) -> set[str]:
     """The text path's pieces this file imports from nmt.translate and uses (calls, or hands to a thread)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     imported = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                and (node.module or "").startswith("nmt.translate") for a in node.names if a.name in PATH_PIECES}
+                and ((node.module or "").startswith("nmt.translate") or node.module == "nmt.text.sentences")
+                for a in node.names if a.name in PATH_PIECES}
     return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id in imported}
 
 
@@ -195,3 +197,12 @@ def test_torch_is_reached_by_name_only_to_open_a_model_file() -> None:
 
     assert models.TORCH_TRANSLATOR == "nmt.decode.translator"
     assert any(_imports_torch(p) for p in closure(models.TORCH_TRANSLATOR))
+
+
+def test_the_drift_check_runs_no_server_code() -> None:
+    """The traffic record schema (nmt/translate/traffic.py) is shared without the profile stage and the drift
+    flow depending on nmt/serve/."""
+    for path in sorted((ROOT / "nmt" / "drift").glob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        served = sorted(str(p.relative_to(ROOT)) for p in closure(module) if "serve" in p.relative_to(ROOT).parts)
+        assert not served, f"{module} runs server code: {served}"

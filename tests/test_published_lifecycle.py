@@ -12,7 +12,7 @@ from nmt.drift.report import drift_report as make_report
 from nmt.drift.report import markdown
 from nmt.publish.lifecycle import drift_report, promotion_record
 from nmt.publish.sources import Sources
-from nmt.serve.observe.traffic import Record, Snapshot, aggregate
+from nmt.translate.traffic import Record, Snapshot, aggregate
 from support.scratch import isolate_prefect
 
 isolate_prefect()  # before prefect is imported

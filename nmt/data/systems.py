@@ -114,7 +114,8 @@ def _pairs(spec: SystemsSource, folder: Path, notes: Counter) -> Iterator[Pair]:
             per_template[key] += 1
         for i in choose(targets, spec.select, spec.top_k):
             notes[OUTPUTS] += 1
-            pieces = aligned_sentences(source, targets[i]) if spec.split_sentences else None
+            pieces = aligned_sentences(source, targets[i], (spec.source_lang, spec.target_lang)) \
+                if spec.split_sentences else None
             if pieces is None:
                 if spec.max_words_whole and max(len(source.split()), len(targets[i].split())) > spec.max_words_whole:
                     notes[TOO_LONG] += 1

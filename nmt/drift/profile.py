@@ -1,9 +1,9 @@
-"""The training data's profile: the counts the server keeps of its traffic (`nmt.serve.observe.traffic`),
+"""The training data's profile: the counts the server keeps of its traffic (`nmt.translate.traffic`),
 made over a sample of the train split and of the dev split, what the drift check compares the
 served traffic with (nmt/drift/report.py, flows/drift.py; docs/lifecycle.md: Drift check).
 
 `build_profile()` turns the sentences' records (pieces, <unk> pieces, confidence, detected
-language: `nmt.serve.observe.traffic.Record`) into a `Profile`, one direction's: the train sample's
+language: `nmt.translate.traffic.Record`) into a `Profile`, one direction's: the train sample's
 `Aggregate` (lengths, <unk> share, languages; not decoded, so no confidence) and the dev sample's
 (the same, and the confidence of its translations). `Profile.reference()` is what traffic is
 compared with: both summed. The profile stage (`nmt.drift.stage`) makes the records with
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from nmt.errors import DataError
-from nmt.serve.observe.traffic import Aggregate, Record, aggregate
+from nmt.translate.traffic import Aggregate, Record, aggregate
 
 FORMAT = 1  # the profile's layout version
 

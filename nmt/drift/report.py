@@ -1,7 +1,7 @@
 """Drift: whether the served traffic still looks like the training data, aggregate by aggregate
 (docs/lifecycle.md: Drift check).
 
-Four aggregates of `nmt.serve.observe.traffic.Aggregate` are compared as distributions: the histogram of
+Four aggregates of `nmt.translate.traffic.Aggregate` are compared as distributions: the histogram of
 the sentences' lengths in source pieces (`pieces`), of their share of <unk> pieces (`unknown`), of
 the translations' confidence (`confidence`), and the shares of the detected languages (`language`).
 The statistic is the population stability index, PSI = sum over buckets of (o - e) * ln(o / e),
@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nmt.config.drift import DriftConfig
-from nmt.serve.observe.traffic import CONFIDENCE_EDGES, PIECES_EDGES, UNKNOWN_EDGES, Aggregate, Snapshot
+from nmt.translate.traffic import CONFIDENCE_EDGES, PIECES_EDGES, UNKNOWN_EDGES, Aggregate, Snapshot
 
 FORMAT = 1  # the report's layout version
 AGGREGATES = ("pieces", "unknown", "confidence", "language")

@@ -8,7 +8,7 @@ server counts them (spans masked, the package's tokenizer and vocabulary, cut to
 takes), its language as the detector the data stages filter with names it (`nmt.text.langid`), and,
 for the dev sample, the confidence of its translation, decoded as the server decodes
 (`nmt.translate.decoding.translate_sentences`: the beam's n-best list and the loop guard). The counts
-land in the buckets of the server's snapshots (`nmt.serve.observe.traffic`); the profile, counts only, is
+land in the buckets of the server's snapshots (`nmt.translate.traffic`); the profile, counts only, is
 written atomically to `reports/profile.json`.
 """
 
@@ -27,12 +27,12 @@ from nmt.decode.lines import LineTranslator
 from nmt.drift.profile import Profile, build_profile, sample
 from nmt.files.atomic import atomic_write_text
 from nmt.files.lines import read_lines, split_file
-from nmt.serve.observe.traffic import Record
 from nmt.text.langid import LanguageIdentifier
 from nmt.text.vocab import UNK_ID
 from nmt.translate.decoding import translate_sentences
 from nmt.translate.models import Model, ModelOptions, open_model
 from nmt.translate.spans import mask
+from nmt.translate.traffic import Record
 
 log = logging.getLogger(__name__)
 

@@ -18,13 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nmt.text.sentences import Splitters
 from nmt.translate.decoding import Output, translate_sentences
 from nmt.translate.glossary import Glossary
 from nmt.translate.markup.align import thread_aligner
 from nmt.translate.markup.formats import FORMATS, read_document
 from nmt.translate.markup.html import parse_html
 from nmt.translate.models import Model, ModelOptions, open_model
-from nmt.translate.sentences import Splitters
 from nmt.translate.texts import Texts, html_units, rebuild_html, translate_texts
 
 DOCUMENTS = tuple(f for f in FORMATS if f != ".txt")  # translated as documents; others: one sentence per line

@@ -16,12 +16,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from nmt.text.sentences import Segmented
 from nmt.translate.decoding import Output
 from nmt.translate.glossary import Glossary
 from nmt.translate.markup.html import HtmlDocument
 from nmt.translate.markup.inline import Unit
 from nmt.translate.markup.pairs import Aligner, with_pairs
-from nmt.translate.sentences import Segmented
 from nmt.translate.termswap import TermMasked, to_model
 from nmt.translate.units import Plain, model_texts, plain_texts, put_pairs, split_and_mask, terms_restored
 

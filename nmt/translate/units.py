@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from nmt.text.sentences import Segmented
 from nmt.translate.decoding import Output
 from nmt.translate.glossary import Glossary
 from nmt.translate.markup.inline import Unit
 from nmt.translate.markup.pairs import Aligner, PairRange, align_pairs, has_pairs, plain_text, with_pairs
-from nmt.translate.sentences import Segmented
 from nmt.translate.termswap import TermMasked, mask_sentences, restore_all
 
 Plain = tuple[str, list[PairRange]]  # a unit's text without its tag pairs, and where the pairs were

@@ -81,7 +81,7 @@ def test_auto_source_and_alternatives_answer_as_libretranslate(server: ThreadSer
 
 
 def test_a_texts_alternatives_combine_its_sentences_hypotheses() -> None:
-    from nmt.translate.sentences import Segmented
+    from nmt.text.sentences import Segmented
     from nmt.translate.texts import alternative_texts
 
     seg = Segmented(("", "A.", " ", "B.", "\n"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from nmt.translate.sentences import SentenceSplitter
+from nmt.text.sentences import SentenceSplitter
 from nmt.translate.spans import Masked, mask
 from support.serve import ThreadServer, ask, post
 

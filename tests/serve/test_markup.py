@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 import pytest
 
+from nmt.text.sentences import SentenceSplitter
 from nmt.translate.markup.html import parse_html
 from nmt.translate.markup.htmlscan import scan
-from nmt.translate.sentences import SentenceSplitter
 from nmt.translate.spans import PLACEHOLDER, mask
 
 

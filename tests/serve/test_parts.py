@@ -15,7 +15,7 @@ from nmt.errors import ConfigError, DataError
 from nmt.serve.api.limits import KeyCheck, KeyLimits, load_keys
 from nmt.serve.api.options import ServeConfig, _flag, _shown
 from nmt.serve.api.protocol import HttpError
-from nmt.translate.sentences import SentenceSplitter
+from nmt.text.sentences import SentenceSplitter
 from support.corpus import ROOT
 
 

@@ -12,8 +12,8 @@ import yaml
 
 from nmt.drift.profile import sample
 from nmt.drift.stage import decoded_records, main, source_records
-from nmt.serve.observe.traffic import read_snapshots
 from nmt.translate.models import open_model
+from nmt.translate.traffic import read_snapshots
 from support.corpus import ROOT
 from support.onnx import sentences
 from support.serve import ThreadServer, ask, config, post

@@ -25,7 +25,7 @@ from nmt.drift.report import (
     psi,
 )
 from nmt.errors import DataError
-from nmt.serve.observe.traffic import Aggregate, Record, Snapshot, aggregate
+from nmt.translate.traffic import Aggregate, Record, Snapshot, aggregate
 
 CFG = DriftConfig(min_sentences=100, min_detected=50)
 

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from nmt.runtime.translator import OnnxTranslator
+from nmt.text.sentences import SentenceSplitter
 from nmt.translate.markup.align import MIN_DROP, SentenceAligner, aligned_words, leave_out_drops
 from nmt.translate.markup.html import parse_html
 from nmt.translate.markup.pairs import align_pairs, plain_text, with_pairs
-from nmt.translate.sentences import SentenceSplitter
 from support.learned import ALIGN_SOURCE
 
 

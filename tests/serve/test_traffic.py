@@ -21,8 +21,8 @@ from nmt.decode.lines import LineTranslator
 from nmt.errors import ConfigError, DataError
 from nmt.runtime.translator import OnnxTranslator
 from nmt.serve.api.options import ServeConfig, add_arguments, from_args
-from nmt.serve.observe.traffic import PIECES_EDGES, Record, Traffic, aggregate, bucket, read_snapshots, write_snapshot
 from nmt.translate.decoding import translate_sentences
+from nmt.translate.traffic import PIECES_EDGES, Record, Traffic, aggregate, bucket, read_snapshots, write_snapshot
 from support.onnx import sentences
 from support.serve import ThreadServer, ask, both_packages, config, post
 

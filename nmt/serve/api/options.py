@@ -96,7 +96,7 @@ class ServeConfig:
                                              "unset: CORS off")
     # one log line per request (method, path without query, status, ms); keys are never logged
     access_log: bool = knob(False, "log one line per request: method, path (no query string), status, ms")
-    # what each direction is asked, counted with no text (nmt/serve/observe/traffic.py): in /metrics always, and with a
+    # what each direction is asked, counted with no text (nmt/translate/traffic.py): in /metrics always, and with a
     # folder as JSON snapshots, each the counts since the previous one, plus one at shutdown
     stats_dir: Path | None = knob(None, "folder of the traffic snapshots (per direction: lengths, <unk> share, "
                                         "detected languages, confidence, guarded sentences; no text), one every "

@@ -25,8 +25,8 @@ from nmt.serve.engine.package import ReloadBusy
 from nmt.serve.engine.refusals import Draining, Refused
 from nmt.serve.engine.router import Router
 from nmt.serve.observe.metrics import Metrics
+from nmt.text.sentences import Splitters
 from nmt.translate.glossary import Glossary
-from nmt.translate.sentences import Splitters
 
 log = logging.getLogger("nmt.serve")
 

@@ -1,4 +1,4 @@
-"""The server watching its traffic: what feeds `nmt.serve.observe.traffic`'s aggregates and the
+"""The server watching its traffic: what feeds `nmt.translate.traffic`'s aggregates and the
 `nmt_serve_traffic_*` series, the snapshots of `--stats-dir`, and the opt-in input samples.
 
 `Watch.record` runs on the inference threads with each batch's outputs (source pieces, <unk>
@@ -26,8 +26,8 @@ from nmt.serve.engine.package import Engine
 from nmt.serve.engine.router import Detected, Router
 from nmt.serve.observe.metrics import Metrics
 from nmt.serve.observe.samples import InputSampler
-from nmt.serve.observe.traffic import Record, Traffic, write_snapshot
 from nmt.translate.decoding import Output
+from nmt.translate.traffic import Record, Traffic, write_snapshot
 
 log = logging.getLogger("nmt.serve")
 DETECT_SEED = 0  # the sample of requests whose language is detected: the same requests in the same order alike

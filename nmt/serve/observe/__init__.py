@@ -1,2 +1,2 @@
 """What the server observes, no text kept: the Prometheus metrics registry, the per-direction traffic
-counts and their snapshots, the opt-in input samples. Imports nothing else of the server."""
+counts (`nmt.translate.traffic`) and their snapshots, the opt-in input samples. Imports nothing else of the server."""

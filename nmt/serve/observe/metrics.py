@@ -4,7 +4,7 @@
 No label names a client, a key or a text: routes, status codes, rejection reasons, directions
 and detected languages only, so the series stay few. The mean batch size is
 `nmt_serve_batch_size_sum / _count`. The `nmt_serve_traffic_*` series count what each direction is
-asked (`nmt.serve.observe.traffic`: the same buckets as the snapshots of `--stats-dir`).
+asked (`nmt.translate.traffic`: the same buckets as the snapshots of `--stats-dir`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, generate_latest
 
-from nmt.serve.observe.traffic import CONFIDENCE_EDGES, PIECES_EDGES, UNKNOWN_EDGES, Record, off_source
+from nmt.translate.traffic import CONFIDENCE_EDGES, PIECES_EDGES, UNKNOWN_EDGES, Record, off_source
 
 log = logging.getLogger("nmt.serve")
 

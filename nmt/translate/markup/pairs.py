@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from nmt.text.sentences import Segmented
 from nmt.translate.markup.inline import CLOSE, OPEN, Unit
-from nmt.translate.sentences import Segmented
 from nmt.translate.spans import PLACEHOLDER
 
 _SPACE = re.compile(r"\s")

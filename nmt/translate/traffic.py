@@ -1,5 +1,7 @@
-"""What the server is asked, as counts with no text in them: per direction, the aggregates of the
-sentences it translated and the languages it detected (docs/serving.md: Watching the traffic).
+"""What is translated, as counts with no text in them: per direction, the aggregates of the sentences
+translated and the languages detected (docs/serving.md: Watching the traffic). The record schema the
+server counts its traffic in and the drift check counts the training data in (`nmt.drift`), here
+beside the text path so that the drift stage depends on no server code.
 
 An `Aggregate` is one direction's counts: sentences, the histogram of their lengths in source
 pieces (as the model reads them, </s> included), the <unk> pieces (running total, and the
