@@ -27,7 +27,7 @@ ORDER = ["errors", "ranking", "files", "config", "command", "gates", "text", "da
          "evaluate", "runtime", "export", "translate", "serve", "drift", "publish", "cli"]
 TORCH_FREE = ("nmt/text", "nmt/runtime", "nmt/translate", "nmt/serve", "nmt/drift", "nmt/publish")
 # nmt/serve/<room>/: a room imports only from itself and the rooms before it; only `api` speaks HTTP
-ROOMS = ["observe", "engine", "api"]
+ROOMS = ["observe", "dispatch", "api"]
 WEB = {"starlette", "uvicorn", "h11", "multipart", "python_multipart"}
 
 
@@ -156,7 +156,7 @@ PATH_PIECES = {"translate_sentences", "SentenceSplitter", "Splitters", "mask_sen
                "split_and_mask", "put_pairs", "restore_all", "plain_texts", "model_texts", "terms_restored",
                "to_model", "align_pairs", "with_pairs", "prepare", "finish", "translate_texts"}
 PATH_DRIVERS = {
-    ("nmt/serve/engine/batcher.py", "translate_sentences"),  # the server's decode step, a batch at a time
+    ("nmt/serve/dispatch/batcher.py", "translate_sentences"),  # the server's decode step, a batch at a time
     ("nmt/serve/api/translating.py", "prepare"), ("nmt/serve/api/translating.py", "finish"),  # the server's driver
     ("nmt/serve/api/state.py", "Splitters"),  # its text threads' sentence splitters, for `prepare`
     ("nmt/data/sentences.py", "Splitters"),  # training paragraphs cut by the one splitter, as texts are served

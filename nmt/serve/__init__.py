@@ -2,7 +2,7 @@
 HTTP API, with sentence-level dynamic batching (docs/serving.md).
 
 Three rooms, each importing only from the rooms before it, on top of `nmt.translate` (the text
-path every caller shares): `observe/` (metrics, traffic counts, samples) -> `engine/` (the loaded
+path every caller shares): `observe/` (metrics, traffic counts, samples) -> `dispatch/` (the served
 packages and their reload, the router, the batcher, domain errors) -> `api/` (options, protocol,
 keys and limits, state, routes, files, the demo page, uvicorn with drain on SIGTERM and reload on
 SIGHUP). Torch-free:

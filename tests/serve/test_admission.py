@@ -8,9 +8,9 @@ import asyncio
 
 import pytest
 
-from nmt.serve.engine.batcher import Batcher
-from nmt.serve.engine.jobs import Item, Job
-from nmt.serve.engine.refusals import QueueFull
+from nmt.serve.dispatch.batcher import Batcher
+from nmt.serve.dispatch.jobs import Item, Job
+from nmt.serve.dispatch.refusals import QueueFull
 from nmt.serve.observe.metrics import Metrics
 from nmt.translate.decoding import Output
 
@@ -32,7 +32,7 @@ class Timed(Batcher):
 def batcher(monkeypatch: pytest.MonkeyPatch) -> Timed:
     b = Timed(max_batch=32, max_queue=512, queue_timeout_s=10.0, decoders=1)
     b.clock = [0.0]
-    monkeypatch.setattr("nmt.serve.engine.batcher.time.monotonic", lambda: b.clock[0])
+    monkeypatch.setattr("nmt.serve.dispatch.batcher.time.monotonic", lambda: b.clock[0])
     return b
 
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from nmt.runtime.translator import OnnxTranslator
-from nmt.serve.engine.batcher import SWITCH_INTERVAL_S
+from nmt.serve.dispatch.batcher import SWITCH_INTERVAL_S
 from nmt.translate.decoding import translate_sentences
 from support.onnx import sentences
 from support.serve import TOKEN, ThreadServer, ask, config, post

@@ -9,8 +9,8 @@ import asyncio
 import threading
 import time
 
-from nmt.serve.engine.batcher import Batcher
-from nmt.serve.engine.jobs import Item, Job
+from nmt.serve.dispatch.batcher import Batcher
+from nmt.serve.dispatch.jobs import Item, Job
 from nmt.serve.observe.metrics import Metrics
 
 LOOP = asyncio.new_event_loop()

@@ -12,7 +12,7 @@ import pytest
 
 from nmt.runtime.translator import OnnxTranslator
 from nmt.serve.api.options import ServeConfig
-from nmt.serve.engine.router import package_folders
+from nmt.serve.dispatch.router import package_folders
 from support.onnx import sentences
 from support.serve import TOKEN, ThreadServer, both_packages, config, offline, post
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from nmt.serve.engine import batcher, refusals
+from nmt.serve.dispatch import batcher, refusals
 from support.serve import TOKEN, ask, config, post, wait_ready
 
 pytestmark = pytest.mark.network
@@ -163,7 +163,7 @@ def test_connections_beyond_the_cap_are_refused(start) -> None:
 
 
 def test_the_engine_raises_domain_errors_the_api_maps_them() -> None:
-    """(tests/test_architecture.py holds the engine room to no HTTP at all.)"""
+    """(tests/test_architecture.py holds the dispatch room to no HTTP at all.)"""
     from nmt.serve.api.routes import REFUSALS, as_http
 
     kinds = {c for c in vars(refusals).values() if isinstance(c, type) and issubclass(c, refusals.Refused)}

@@ -46,9 +46,9 @@ from nmt.serve.api.protocol import (
 from nmt.serve.api.state import ServeState
 from nmt.serve.api.timing import Timing
 from nmt.serve.api.translating import TextJob, run, translate_html
-from nmt.serve.engine.package import Engine, ReloadBusy
-from nmt.serve.engine.refusals import BatchFailed, Draining, NotServed, QueueFull, Refused, Stale, TooManySentences
-from nmt.serve.engine.router import Detected
+from nmt.serve.dispatch.refusals import BatchFailed, Draining, NotServed, QueueFull, Refused, Stale, TooManySentences
+from nmt.serve.dispatch.router import Detected
+from nmt.serve.dispatch.served import ReloadBusy, Served
 from nmt.translate.glossary import GlossaryError, for_request
 from nmt.translate.markup.html import parse_html
 
@@ -73,7 +73,7 @@ def as_http(error: Refused) -> HttpError:
     return HttpError(status, error.message, reason, retry_after=error.retry_after)
 
 
-def _detected(d: Detected, engine: Engine) -> dict[str, Any]:
+def _detected(d: Detected, engine: Served) -> dict[str, Any]:
     """LibreTranslate's detectedLanguage; a text without letters is the routed package's source, confidence 0."""
     return {"confidence": d.confidence, "language": d.language if d.confidence else engine.current.languages[0]}
 

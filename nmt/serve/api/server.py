@@ -33,10 +33,10 @@ from nmt.serve.api.options import ServeConfig
 from nmt.serve.api.routes import build_app
 from nmt.serve.api.state import ServeState, settle_heap
 from nmt.serve.api.watch import Watch
-from nmt.serve.engine.batcher import Batcher
-from nmt.serve.engine.package import Engine, load_model
-from nmt.serve.engine.refusals import Draining
-from nmt.serve.engine.router import Router, package_folders
+from nmt.serve.dispatch.batcher import Batcher
+from nmt.serve.dispatch.refusals import Draining
+from nmt.serve.dispatch.router import Router, package_folders
+from nmt.serve.dispatch.served import Served, load_model
 from nmt.serve.observe.metrics import Metrics
 from nmt.translate.glossary import Glossary
 from nmt.translate.models import Model
@@ -57,7 +57,7 @@ def make_state(config: ServeConfig, models: Sequence[Model]) -> ServeState:
     """The shared state over the loaded models: one engine each (a router by direction), one
     batcher (its queue shared by the directions), metrics, keys, the traffic watch."""
     decoders, threads = config.layout()
-    engines = [Engine(m, int8=config.int8, threads=threads, decoders=decoders, max_batch=config.max_batch)
+    engines = [Served(m, int8=config.int8, threads=threads, decoders=decoders, max_batch=config.max_batch)
                for m in models]
     router = Router(engines)
     metrics = Metrics()

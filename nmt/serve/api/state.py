@@ -19,11 +19,11 @@ from nmt.serve.api.filestore import FileStore
 from nmt.serve.api.limits import KeyCheck
 from nmt.serve.api.options import ServeConfig
 from nmt.serve.api.watch import Watch
-from nmt.serve.engine.batcher import Batcher
-from nmt.serve.engine.jobs import Job
-from nmt.serve.engine.package import ReloadBusy
-from nmt.serve.engine.refusals import Draining, Refused
-from nmt.serve.engine.router import Router
+from nmt.serve.dispatch.batcher import Batcher
+from nmt.serve.dispatch.jobs import Job
+from nmt.serve.dispatch.refusals import Draining, Refused
+from nmt.serve.dispatch.router import Router
+from nmt.serve.dispatch.served import ReloadBusy
 from nmt.serve.observe.metrics import Metrics
 from nmt.text.sentences import Splitters
 from nmt.translate.glossary import Glossary

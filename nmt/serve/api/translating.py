@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 from nmt.serve.api.protocol import HttpError
 from nmt.serve.api.state import ServeState
-from nmt.serve.engine.jobs import Job
-from nmt.serve.engine.package import Engine
-from nmt.serve.engine.router import Detected
+from nmt.serve.dispatch.jobs import Job
+from nmt.serve.dispatch.router import Detected
+from nmt.serve.dispatch.served import Served
 from nmt.translate.decoding import Output
 from nmt.translate.glossary import Glossary
 from nmt.translate.markup.align import thread_aligner
@@ -34,7 +34,7 @@ class TextJob:
     """What a route asks of the server's text path."""
 
     texts: list[str]  # the texts (a unit's masked text where `units` has it)
-    engines: list[Engine]  # per text, the package that translates it
+    engines: list[Served]  # per text, the package that translates it
     units: Sequence[Unit | None] | None = None  # per text, its unit of markup (None: plain text)
     alternatives: int = 0  # other translations wanted per text
     glossaries: Sequence[Glossary | None] | None = None  # per text, its terminology

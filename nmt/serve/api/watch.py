@@ -22,8 +22,8 @@ from pathlib import Path
 
 from nmt.errors import DataError
 from nmt.serve.api.options import ServeConfig
-from nmt.serve.engine.package import Engine
-from nmt.serve.engine.router import Detected, Router
+from nmt.serve.dispatch.router import Detected, Router
+from nmt.serve.dispatch.served import Served
 from nmt.serve.observe.metrics import Metrics
 from nmt.serve.observe.samples import InputSampler
 from nmt.translate.decoding import Output
@@ -34,7 +34,7 @@ DETECT_SEED = 0  # the sample of requests whose language is detected: the same r
 SAMPLE_SEED = 0  # the same for the sampled texts
 
 
-def _by_direction(values: Sequence[str], engines: Sequence[Engine]) -> dict[str, list[str]]:
+def _by_direction(values: Sequence[str], engines: Sequence[Served]) -> dict[str, list[str]]:
     """Value i (a text, or its language) grouped under the direction of `engines[i]`."""
     out: dict[str, list[str]] = {}
     for value, engine in zip(values, engines):
@@ -74,7 +74,7 @@ class Watch:
         self.traffic.detected(direction, languages)
         self.metrics.observe_languages(direction, languages, self.traffic.sources[direction])
 
-    def aside(self, pool: Executor, texts: Sequence[str], engines: Sequence[Engine],
+    def aside(self, pool: Executor, texts: Sequence[str], engines: Sequence[Served],
               found: Sequence[Detected] | None) -> asyncio.Future | None:
         """On the loop, for an admitted request (text i for `engines[i]`): the languages `source:
         auto` detected (`found`) counted by direction; otherwise, when the request is in the
@@ -89,7 +89,7 @@ class Watch:
             return None
         return asyncio.get_running_loop().run_in_executor(pool, self._aside, list(texts), list(engines), detect)
 
-    def _aside(self, texts: list[str], engines: list[Engine], detect: bool) -> None:
+    def _aside(self, texts: list[str], engines: list[Served], detect: bool) -> None:
         try:
             for direction, mine in _by_direction(texts, engines).items():
                 if detect:

@@ -1,4 +1,4 @@
-"""What the batcher's queue holds (`nmt.serve.engine.batcher`): a request's `Job`, and one `Item` per
+"""What the batcher's queue holds (`nmt.serve.dispatch.batcher`): a request's `Job`, and one `Item` per
 sentence of it, each naming the package that translates it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
-from nmt.serve.engine.package import Engine
+from nmt.serve.dispatch.served import Served
 from nmt.translate.decoding import Output
 
 
@@ -31,5 +31,5 @@ class Item:
     job: Job
     index: int  # place in its request
     text: str
-    engine: Engine  # the package (direction) that translates it; a batch is one engine's
+    engine: Served  # the package (direction) that translates it; a batch is one engine's
     queued_at: float = field(default_factory=time.monotonic)

@@ -6,7 +6,7 @@ could, `Draining` while draining: the app answers 503 with Retry-After, 413, 503
 thread takes the oldest sentences, up to `max_batch`, waiting at most `max_wait` after the first of
 them was queued for more to arrive; drops those whose request is gone (client disconnected, timed
 out, or another batch of it failed); fails those that waited longer than `queue_timeout` (503);
-sorts the rest by length, decodes them as one batch with its own translator (`Engine.translator`),
+sorts the rest by length, decodes them as one batch with its own translator (`Served.translator`),
 and hands every result back to the event loop in one callback. A batch that raises fails every
 request in it, so no request waits for a sentence that will never come. With several packages (one
 per direction) the queue is shared: each sentence names its engine, a batch is of one engine (the
@@ -25,9 +25,9 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from nmt.serve.engine.jobs import Item, Job
-from nmt.serve.engine.package import Engine
-from nmt.serve.engine.refusals import BatchFailed, Draining, QueueFull, Refused, Stale, TooManySentences
+from nmt.serve.dispatch.jobs import Item, Job
+from nmt.serve.dispatch.refusals import BatchFailed, Draining, QueueFull, Refused, Stale, TooManySentences
+from nmt.serve.dispatch.served import Served
 from nmt.serve.observe.metrics import Metrics
 from nmt.translate.decoding import Output, translate_sentences
 
@@ -43,7 +43,7 @@ class Batcher:
     """The queue and its inference threads. `submit` and the results' callbacks run on the event
     loop; `_work` runs on the threads."""
 
-    def __init__(self, engines: Sequence[Engine], metrics: Metrics, *, max_batch: int, max_wait_s: float,
+    def __init__(self, engines: Sequence[Served], metrics: Metrics, *, max_batch: int, max_wait_s: float,
                  max_queue: int, queue_timeout_s: float, decoders: int, max_sentences: int | None = None,
                  observe: Callable[[str, Sequence[Output], int], None] | None = None) -> None:
         self.engines, self.metrics = list(engines), metrics
@@ -124,7 +124,7 @@ class Batcher:
                     self.arriving -= 1
                     self.ready.notify_all()
 
-    def submit(self, texts: Sequence[str], n: int = 1, engines: Sequence[Engine] | None = None,
+    def submit(self, texts: Sequence[str], n: int = 1, engines: Sequence[Served] | None = None,
                admitted: bool = False, arrival: list[bool] | None = None) -> Job:
         """Queue all of `texts` as one job wanting up to `n` translations of each (the beam's n-best
         list), text i for `engines[i]` (default: the first engine), or raise `Draining` / `QueueFull`
@@ -286,7 +286,7 @@ class Batcher:
             except RuntimeError:  # the loop closed meanwhile: nobody is waiting any more
                 pass
 
-    def translate(self, texts: list[str], n: int = 1, engine: Engine | None = None) -> list[Output]:
+    def translate(self, texts: list[str], n: int = 1, engine: Served | None = None) -> list[Output]:
         """One batch decoded as one on this thread's translator (`decoding.translate_sentences`): up to `n`
         translations per text, best first, with confidence; traffic, unless a thread's warm-up sentence."""
         model, translator = (engine or self.engines[0]).translator()

@@ -1,6 +1,6 @@
 """Several packages in one server: which one translates a request, by its source and target.
 
-`Router` holds one `Engine` per direction (the packages' cards say theirs: `languages`), lists
+`Router` holds one `Served` per direction (the packages' cards say theirs: `languages`), lists
 the languages as LibreTranslate's `/languages` does, routes `source`/`target` to an engine (a
 pair it has not is `NotServed`, naming the pairs it has: the API answers 400), and reloads one package or all. With
 `source: auto`, `detect()` names each text's language (`nmt.text.langid`, the detector the data
@@ -20,8 +20,8 @@ from pathlib import Path
 from nmt import ranking
 from nmt.errors import DataError
 from nmt.runtime.package import CARD
-from nmt.serve.engine.package import Engine
-from nmt.serve.engine.refusals import NotServed
+from nmt.serve.dispatch.refusals import NotServed
+from nmt.serve.dispatch.served import Served
 from nmt.text.langid import UNDETERMINED, LanguageIdentifier
 from nmt.translate.models import Model
 
@@ -64,8 +64,8 @@ def _softmax(scores: dict[str, float], lang: str) -> float:
 class Router:
     """The engines by direction, and the language detector for `auto`."""
 
-    def __init__(self, engines: Sequence[Engine]) -> None:
-        self.engines: dict[str, Engine] = {}
+    def __init__(self, engines: Sequence[Served]) -> None:
+        self.engines: dict[str, Served] = {}
         for engine in engines:
             direction = engine.current.direction
             if direction in self.engines:
@@ -75,7 +75,7 @@ class Router:
         self._detector: LanguageIdentifier | None = None
 
     @property
-    def first(self) -> Engine:
+    def first(self) -> Served:
         return next(iter(self.engines.values()))
 
     def models(self) -> list[Model]:
@@ -93,7 +93,7 @@ class Router:
     def pairs(self) -> str:
         return ", ".join(p.replace("-", " to ") for p in self.engines)
 
-    def route(self, source: str, target: str) -> Engine:
+    def route(self, source: str, target: str) -> Served:
         engine = self.engines.get(f"{source}-{target}")
         if engine is None:
             what = f"{target} is not supported as a target of {source}" if source in self.sources() else \
@@ -122,7 +122,7 @@ class Router:
             confidence = _softmax(scores, best)
         return Detected(best, round(confidence, 1))
 
-    def route_auto(self, detected: Sequence[Detected], target: str) -> list[Engine]:
+    def route_auto(self, detected: Sequence[Detected], target: str) -> list[Served]:
         """Each text's engine by its detected language (a text without letters, language-neutral,
         goes to the first package writing `target`); a 400 for a language no package reads."""
         into = [e for pair, e in self.engines.items() if pair.endswith(f"-{target}")]
@@ -138,7 +138,7 @@ class Router:
             engines.append(engine)
         return engines
 
-    def reload_targets(self, path: Path | None) -> list[Engine]:
+    def reload_targets(self, path: Path | None) -> list[Served]:
         """The engines a reload of `path` replaces: all (None), else the one of the card's direction."""
         if path is None:
             return list(self.engines.values())

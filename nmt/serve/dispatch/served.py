@@ -1,7 +1,7 @@
 """The models the server decodes with: warmed up, and swapped on reload.
 
 Models are opened by `nmt.translate.models.open_model` (a model file, an ONNX package or a
-CTranslate2 folder, verified). `Engine` holds the current `Model`; `reload()` opens the new one
+CTranslate2 folder, verified). `Served` holds the current `Model`; `reload()` opens the new one
 beside it, warms it up and switches with one assignment, so a batch that already started finishes
 on the old model and every later batch runs on the new one. Each inference thread decodes with its
 own `Model.for_thread()` translator: the ONNX Runtime sessions (thread-safe, and the memory) are
@@ -44,8 +44,8 @@ def warm_up(model: Model, translator: LineTranslator) -> None:
     translator.translate([model.warm_up_text])
 
 
-class Engine:
-    """The current model, and its replacement by `reload()`."""
+class Served:
+    """A served model: the current one of its direction, and its replacement by `reload()`."""
 
     def __init__(self, model: Model, *, int8: bool, threads: int, decoders: int, max_batch: int) -> None:
         self.current = model
