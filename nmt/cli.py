@@ -31,7 +31,8 @@ if TYPE_CHECKING:  # numpy and the text pipeline load only when a command runs
     from nmt.translate.local import LocalTranslator
 
 log = logging.getLogger("nmt.translate")
-WINDOW = 512  # lines translated at a time by `nmt translate`: its output is written as it is made
+WINDOW = 2048  # lines translated at a time by `nmt translate`: output written as it is made, and enough
+# sentences per call for the auto decoder processes to start (nmt.runtime.translator.AUTO_SENTENCES)
 
 # stage -> (module with main(argv), one-line help); the order of dvc.yaml
 STAGES: dict[str, tuple[str, str]] = {
@@ -219,13 +220,16 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (_, help_) in STAGES.items():
         sub.add_parser(name, help=help_, add_help=False)
     p = sub.add_parser("translate", help="translate text with a trained model (one sentence per line)",
-                       description="Translate UTF-8 text, one sentence per line, with a model file written by the "
-                                   "train stage or the ONNX package of the export stage. Reads stdin and writes stdout "
-                                   "unless --input / --output are given; empty lines stay empty, so output lines "
-                                   "match input lines. Progress goes to stderr: a bar on a terminal, else a log line "
-                                   "every 10 s.")
+                       description="Translate UTF-8 text, one text per line, with a model file written by the "
+                                   "train stage, the ONNX package of the export stage or the CTranslate2 model, as "
+                                   "`nmt serve` translates a text (cut into sentences, URLs, numbers and emoji kept, "
+                                   "a --glossary's terms swapped in): the same answer as the server and the Python "
+                                   "API (nmt.translate.local). Reads stdin and writes stdout unless --input / "
+                                   "--output are given; empty lines stay empty, so output lines match input lines. "
+                                   "Progress goes to stderr: a bar on a terminal, else a log line every 10 s.")
     p.add_argument("--model", type=Path, required=True,
-                   help="model file (models/model.pt), or an ONNX package folder (models/onnx: ONNX Runtime, no torch)")
+                   help="model file (models/model.pt: needs torch), an ONNX package folder (models/onnx: ONNX "
+                        "Runtime, no torch) or a CTranslate2 model folder (models/ct2)")
     p.add_argument("--beam-size", type=int, default=None,
                    help=f"beam width, 1 (greedy) to {MAX_BEAM_SIZE} (default: the ONNX card's; for model files "
                         f"{DEFAULT_DECODING.beam_size}, the evaluate stage's default, tuned on val)")
@@ -234,21 +238,23 @@ def build_parser() -> argparse.ArgumentParser:
                         f"for model files {DEFAULT_DECODING.alpha}, the evaluate stage's default, tuned on val)")
     p.add_argument("--direction", help="the direction you expect, e.g. de-en: an error when the model translates "
                                          "another (the model's own is logged either way)")
-    p.add_argument("--input", type=Path, help="input file, one sentence per line (default: stdin); a .docx, .srt, "
+    p.add_argument("--input", type=Path, help="input file, one text per line (default: stdin); a .docx, .srt, "
                    ".html or .htm file is translated with its formatting into --output (same kind)")
     p.add_argument("--output", type=Path, help="output file, written atomically; not the input (default: stdout, "
                                               "line by line as translations are made)")
-    p.add_argument("--glossary", type=Path, help="terms to translate as given (a TSV, as `nmt serve --glossary`): "
-                   "lines are then translated as the server translates a text (cut into sentences, terms swapped)")
+    p.add_argument("--glossary", type=Path, help="terms to translate as given (a TSV, as `nmt serve --glossary`), "
+                   "swapped in as the server swaps them")
     p.add_argument("--batch-size", type=int, default=64, help="sentences decoded together (default: 64)")
     p.add_argument("--threads", type=int, default=0,
                    help="CPU threads of each decoder (default: 0: the library's default in this process, the cores "
                         "shared out among --workers decoder processes)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where to run: auto = CUDA when it works, else CPU; cuda fails if it does not (default: auto)")
-    p.add_argument("--int8", action="store_true", help="ONNX packages: use the int8-quantised graphs")
+    p.add_argument("--int8", action="store_true", help="ONNX packages: the int8-quantised graphs; CTranslate2: "
+                   "int8 compute")
     p.add_argument("--workers", type=int, default=0,
-                   help="ONNX packages: decoder processes side by side, each with --threads threads (0: the cores "
+                   help="ONNX packages: decoder processes side by side (CTranslate2: its replicas), each with "
+                        "--threads threads (0: the cores "
                         "shared out); on a small CPU, N decoders of 1 thread on N cores beat one decoder with N "
                         "threads. 0: one per core, started once an input is large enough to pay for their start "
                         "(nmt.runtime.translator.AUTO_SENTENCES); 1: this process decodes "

@@ -28,7 +28,8 @@ from nmt.translate.models import Model, ModelOptions, open_model
 from nmt.translate.texts import Texts, html_units, rebuild_html, translate_texts
 
 DOCUMENTS = tuple(f for f in FORMATS if f != ".txt")  # translated as documents; others: one sentence per line
-BATCH = 256  # sentences handed to the model at a time
+BATCH = 4096  # sentences handed to the model at a time (length-sorted into its batches; enough for
+# the auto decoder processes of an ONNX package to start: nmt.runtime.translator.AUTO_SENTENCES)
 
 
 @dataclass
