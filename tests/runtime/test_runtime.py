@@ -298,6 +298,25 @@ def test_auto_workers_start_one_decoder_process_per_core_once_the_input_is_large
         auto.close()
 
 
+def test_the_text_path_decodes_in_the_decoder_processes_too(package: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`nmt translate` and the Python API decode the beam's n-best lists (the loop guard chooses among them): with
+    `workers=0` a large enough input goes to the decoder processes as well, with the same answer."""
+    from nmt.runtime import translator as runtime
+    from nmt.translate.local import LocalTranslator
+    from nmt.translate.models import ModelOptions
+
+    monkeypatch.setattr(runtime, "available_cores", lambda: 2)
+    monkeypatch.setattr(runtime, "AUTO_SENTENCES", 30)
+    lines = sentences(40, seed=11)
+    one = LocalTranslator.open(package, ModelOptions(device="cpu", threads=1, beam_size=2, batch_size=8))
+    auto = LocalTranslator.open(package, ModelOptions(device="cpu", beam_size=2, batch_size=8, workers=0))
+    try:
+        assert auto.translate(lines).texts == one.translate(lines).texts
+        assert auto.model.translator.pool is not None  # 40 sentences >= 30: decoded in the processes
+    finally:
+        auto.close()
+
+
 def test_cli_translate_with_decoder_processes(package: Path, model_path: Path, tmp_path: Path, capsys) -> None:
     src = tmp_path / "in.txt"
     src.write_text("\n".join(sentences(40, seed=3)) + "\n\ns5 s5 s6\n")
