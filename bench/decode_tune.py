@@ -38,8 +38,8 @@ from nmt.config.data import DataConfig
 from nmt.config.evaluate import Decoding
 from nmt.config.loader import load_sections
 from nmt.config.mix import MixConfig
-from nmt.decode.translator import Translator
 from nmt.files.lines import read_lines, split_file
+from nmt.translate.models import ModelOptions, open_model
 
 log = logging.getLogger("bench.decode_tune")
 
@@ -90,7 +90,8 @@ def score(hypotheses: list[str], references: list[str]) -> dict[str, float]:
 def tune_direction(model: Path, settings: list[Decoding], dev: dict[str, dict[str, list[str]]],
                    batch_size: int) -> dict[str, Any]:
     """Every setting on every dev source of one direction's model."""
-    loaded = Translator.from_file(model, settings[0], batch_size=batch_size)  # the model read once
+    first = ModelOptions(beam_size=settings[0].beam_size, alpha=settings[0].alpha, batch_size=batch_size, device="cpu")
+    loaded = open_model(model, first).translator  # the model read once
     src, tgt = loaded.vocabs.src_lang, loaded.vocabs.tgt_lang
     rows = []
     for decoding in settings:
