@@ -30,23 +30,31 @@ def seal(archive: bytes) -> bytes:
     return archive[:-2] + struct.pack("<H", len(comment)) + comment
 
 
-def check(path: Path) -> bool | None:
-    """True: the seal matches the bytes; False: it does not (the file changed after it was written);
-    None: the file carries no seal (truncated, older, or not ours). OSError if it cannot be read."""
+def sealed_digest(path: Path) -> str | None:
+    """The SHA-256 the file's seal records, read from its last bytes only (None: no seal). `check` says
+    whether the bytes still match it; a loader that checked once reads the digest here, not again."""
     path = Path(path)
-    size = path.stat().st_size
-    end = size - _COMMENT_SIZE - _EOCD_SIZE  # where the sealed end-of-central-directory record starts
+    end = path.stat().st_size - _COMMENT_SIZE - _EOCD_SIZE
     if end < 0:
         return None
     with open(path, "rb") as fh:
         fh.seek(end)
         tail = fh.read()
-        if (tail[:4] != _EOCD or tail[20:22] != struct.pack("<H", _COMMENT_SIZE)
-                or tail[_EOCD_SIZE:_EOCD_SIZE + len(_PREFIX)] != _PREFIX):
-            return None
-        want = tail[_EOCD_SIZE + len(_PREFIX):].decode("ascii", errors="replace")
+    if (tail[:4] != _EOCD or tail[20:22] != struct.pack("<H", _COMMENT_SIZE)
+            or tail[_EOCD_SIZE:_EOCD_SIZE + len(_PREFIX)] != _PREFIX):
+        return None
+    return tail[_EOCD_SIZE + len(_PREFIX):].decode("ascii", errors="replace")
+
+
+def check(path: Path) -> bool | None:
+    """True: the seal matches the bytes; False: it does not (the file changed after it was written);
+    None: the file carries no seal (truncated, older, or not ours). OSError if it cannot be read."""
+    want = sealed_digest(path)
+    if want is None:
+        return None
+    end = Path(path).stat().st_size - _COMMENT_SIZE - _EOCD_SIZE  # where the sealed record starts
+    with open(path, "rb") as fh:
         digest, left = hashlib.sha256(), end + 20  # the archive's bytes before the comment length
-        fh.seek(0)
         while left > 0:
             chunk = fh.read(min(_CHUNK, left))
             if not chunk:

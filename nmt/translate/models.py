@@ -24,6 +24,7 @@ from typing import Any
 
 from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError
+from nmt.files.seal import sealed_digest
 from nmt.runtime.package import CARD, package_file
 from nmt.text.tokenizer import make_tokenizer
 
@@ -164,8 +165,16 @@ def _open_model_file(path: Path, options: ModelOptions, generation: int) -> Mode
                                                         options.batch_size, options.device, threads=options.threads)
     vocabs = translator.vocabs
     card = {"languages": {"src": vocabs.src_lang, "tgt": vocabs.tgt_lang}}
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    digest = (sealed_digest(path) or _file_digest(path))[:12]  # the seal the load checked; an unsealed file: hashed
     return Model(translator, path, "pt", False, card, dict(translator.text_settings), digest, generation)
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _read_card(path: Path) -> bytes:

@@ -51,10 +51,6 @@ class Prepared:
     masks: list[TermMasked | None]  # per sentence, its terms and spans masked (None: nothing masked)
     sentences: list[str]  # every text's sentences in order, as the model reads them
 
-    def counts(self) -> list[int]:
-        """Sentences per text."""
-        return [len(seg) for seg in self.segmented]
-
 
 def prepare(split: Split, texts: list[str], langs: list[str], units: Sequence[Unit | None] | None = None,
             aligns: Sequence[bool] | None = None, glossaries: Sequence[Glossary | None] | None = None) -> Prepared:

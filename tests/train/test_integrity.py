@@ -38,6 +38,10 @@ def test_a_flipped_bit_is_refused_with_the_command_that_recovers(tmp_path: Path)
     path = tmp_path / "epoch-0001-step-00000004.pt"
     checkpoint.save(path, {"format": checkpoint.FORMAT, "w": torch.arange(4096, dtype=torch.float32)})
     assert seal.check(path) is True and checkpoint.load(path)["w"][7] == 7
+    import hashlib
+
+    data = path.read_bytes()  # the seal records the archive's SHA-256 with a zero comment length
+    assert seal.sealed_digest(path) == hashlib.sha256(data[:-seal._COMMENT_SIZE - 2] + b"\x00\x00").hexdigest()
     flip_bit(path)
     assert seal.check(path) is False
     with pytest.raises(DataError, match=r"epoch-0001-step-00000004.pt: damaged: .*resumes from the previous good"):
@@ -59,6 +63,7 @@ def test_a_truncated_file_says_so_and_an_unsealed_one_still_loads(tmp_path: Path
     older = tmp_path / "older.pt"
     torch.save({"format": checkpoint.FORMAT, "w": torch.ones(3)}, older)  # written before seals
     assert seal.check(older) is None and checkpoint.load(older)["w"].sum() == 3
+    assert seal.sealed_digest(older) is None and seal.sealed_digest(path) is None
 
 
 def test_a_full_disk_is_one_line_naming_the_file_and_the_space_needed(tmp_path: Path, monkeypatch) -> None:
