@@ -25,7 +25,7 @@ TEST_SEED ?= 20261125
 TEST_WORKERS ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: install repro repro-general blind lint test test-faults test-isa bench gpu-check lock clean-venv
+.PHONY: install repro repro-general repro-pairs blind lint test test-faults test-isa bench gpu-check lock clean-venv
 
 install: $(VENV)/.installed
 
@@ -57,6 +57,15 @@ repro: install
 # Offline, point NMT_DATA_MIRROR at a folder with one sub-folder per corpus (../shared/data).
 repro-general: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro general/dvc.yaml
+
+# The other language pairs (docs/pairs.md): each pair of pairs/<pair>.yaml, both its directions, through the
+# stages of pairs/dvc.yaml. PAIR=fr-en: that pair only (its data stages and both directions to the end).
+# Offline, point NMT_DATA_MIRROR at ../shared/data (the multi30k-fr-cs folder).
+PAIR ?=
+PAIR_TARGETS = $(if $(PAIR),$(foreach d,$(PAIR) $(lastword $(subst -, ,$(PAIR)))-$(firstword $(subst -, ,$(PAIR))),\
+	pairs/dvc.yaml:ctranslate2@$(d) pairs/dvc.yaml:profile@$(d)),pairs/dvc.yaml)
+repro-pairs: install
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro $(PAIR_TARGETS)
 
 # The blind sets (sources without references, $(BLIND)/README.md): each file translated with the general
 # package of its direction into reports/blind/<name>.<target language>, one line out per line in.
