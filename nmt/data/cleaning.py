@@ -21,6 +21,7 @@ more (language identification, the duplicate look-up) only see the pairs the che
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections import Counter
@@ -34,7 +35,10 @@ import numpy as np
 from nmt.config.mix import CleanConfig
 from nmt.data.chunks import digest64
 from nmt.data.decontaminate import normalize
+from nmt.data.lexicon import LANGUAGES as LEXICON_LANGUAGES
 from nmt.data.lexicon import LexicalScore
+from nmt.text.langid import unknown_to_detector
+from nmt.text.languages import language
 
 _LETTER = re.compile(r"[^\W\d_]")
 _LATIN = re.compile(r"[A-Za-z\u00AA\u00BA\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u024F\u1E00-\u1EFF\uFB00-\uFB06]")
@@ -105,6 +109,27 @@ def number_mismatch(a: list[str], b: list[str]) -> Mask:
 
 def url_mismatch(a: list[str], b: list[str]) -> Mask:
     return np.fromiter((urls(x) != urls(y) for x, y in zip(a, b)), dtype=bool, count=len(a))
+
+
+def rules_for_pair(cfg: CleanConfig, langs: tuple[str, str]) -> tuple[CleanConfig, list[str]]:
+    """`cfg` with the rules switched off that have no data for the pair `langs`, and a line for each
+    saying so (the validate report's notes): the dictionary rule off a German-English pair, the
+    language rule for a language the detector does not know, the Latin-script rule for another script."""
+    notes, pair = [], "-".join(langs)
+    if cfg.min_lexical > 0 and set(langs) != LEXICON_LANGUAGES:
+        notes.append(f"validate.clean.min_lexical switched off for {pair}: its dictionary ({cfg.lexicon}) is "
+                     "German-English; no dictionary ships for this pair")
+        cfg = dataclasses.replace(cfg, min_lexical=0.0)
+    if cfg.langid and (missing := unknown_to_detector(langs)):
+        notes.append(f"validate.clean.langid switched off for {pair}: the language detector (eldc) does not know "
+                     f"{missing}")
+        cfg = dataclasses.replace(cfg, langid=False)
+    scripts = {lang: language(lang).script or "unknown" for lang in langs}
+    if cfg.max_other_script < 1 and set(scripts.values()) != {"Latn"}:
+        notes.append(f"validate.clean.max_other_script switched off for {pair}: it counts letters outside the Latin "
+                     f"script, and the pair's scripts are {scripts} (nmt/text/languages.py)")
+        cfg = dataclasses.replace(cfg, max_other_script=1.0)
+    return cfg, notes
 
 
 @functools.lru_cache(maxsize=2)

@@ -30,6 +30,7 @@ from nmt.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
+LANGUAGES = frozenset({"de", "en"})  # a Ding dictionary's: another pair has the rule switched off (nmt.data.cleaning)
 MAX_ENTRY_WORDS = 3  # longer sub-entries are phrases, not word translations
 MEMO_WORDS = 200_000  # word types whose translation forms are remembered (then the memo starts again)
 _ANNOTATION = re.compile(r"\{[^}]*\}|\[[^\]]*\]|\([^)]*\)|<[^>]*>")
@@ -65,7 +66,7 @@ class LexicalScore:
     """Word translations both ways, loaded from a Ding-format dictionary."""
 
     def __init__(self, path: Path, langs: tuple[str, str], min_known: int = 1) -> None:
-        if set(langs) != {"de", "en"}:
+        if set(langs) != LANGUAGES:
             raise ConfigError(f"validate.clean.lexicon: a Ding dictionary is German-English, the mix is {list(langs)}")
         self.langs, self.min_known = langs, min_known
         self.table: dict[str, dict[str, set[str]]] = {"de": defaultdict(set), "en": defaultdict(set)}

@@ -30,6 +30,7 @@ says what each check ran on.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 from collections.abc import Iterable, Sequence
@@ -42,12 +43,13 @@ from nmt import ranking
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, ValidateConfig
 from nmt.data.chunks import CHUNK_LINES, Digests, Reservoir, Unreadable, side_by_side
-from nmt.data.cleaning import row_rules
+from nmt.data.cleaning import row_rules, rules_for_pair
 from nmt.data.formats import source_chunks
 from nmt.errors import ConfigError, DataError
 from nmt.files.atomic import atomic_open, staged_dir
 from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
+from nmt.text.tokenizer import unknown_to_spacy
 
 log = logging.getLogger(__name__)
 
@@ -253,6 +255,13 @@ def validate_corpus(data: DataConfig, cfg: ValidateConfig, raw_dir: Path, out_di
         raise ConfigError(f"validate.clean and validate.decontaminate work on a mix of sources with roles; "
                           f"{data.corpus!r} is a single corpus: list it under data.mixes (docs/data.md) "
                           "or set them to {}")
+    if missing := unknown_to_spacy(data.languages):
+        raise ConfigError(f"{data.languages_key}: spaCy has no tokenizer for {missing}: name languages by the "
+                          "ISO 639-1 codes spaCy knows (https://spacy.io/usage/models#languages), e.g. fr, cs")
+    clean, notes = rules_for_pair(cfg.clean, data.languages)
+    for note in notes:
+        gate.note(note)
+    cfg = dataclasses.replace(cfg, clean=clean)
     with staged_dir(out_dir) as tmp:
         if data.mix is not None:
             from nmt.data.mixing import validate_mix

@@ -36,23 +36,35 @@ class Detection:
     reliable: bool
 
 
+def unknown_to_detector(languages: Sequence[str]) -> list[str]:
+    """The codes among `languages` the detector does not know (eldc knows 60; `LANGUAGES_ISO2T`)."""
+    known = set(_eldc().LANGUAGES)
+    return [lang for lang in languages if lang not in known]
+
+
+def _eldc():
+    try:
+        import eldc
+    except ModuleNotFoundError:
+        raise ConfigError("language identification needs eldc: pip install eldc "
+                          "(it is in the pipeline extra: pip install \"nmt[pipeline]\")") from None
+    return eldc
+
+
 class LanguageIdentifier:
     """An eldc detector over a fixed set of languages; safe to share between threads (one eldc
     instance per thread: eldc's `detect` keeps state)."""
 
     def __init__(self, languages: Sequence[str] | None = LANGUAGES) -> None:
-        try:
-            import eldc
-        except ModuleNotFoundError:
-            raise ConfigError("language identification needs eldc: pip install eldc "
-                              "(it is in the pipeline extra: pip install \"nmt[pipeline]\")") from None
+        eldc = _eldc()
         eldc.init()
-        self._eldc, self.languages = eldc, tuple(languages or ())
+        self._eldc = eldc
+        self.languages = tuple(lang for lang in languages or () if lang in eldc.LANGUAGES)  # eldc ignores others
         self._local = threading.local()
 
     @classmethod
     def for_languages(cls, pair: Sequence[str]) -> LanguageIdentifier:
-        """A detector over `LANGUAGES` plus the pair's languages."""
+        """A detector over `LANGUAGES` plus the pair's languages (those it knows: `unknown_to_detector`)."""
         return cls(tuple(dict.fromkeys([*pair, *LANGUAGES])))
 
     def _detector(self):

@@ -26,11 +26,10 @@ from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError
 from nmt.files.seal import sealed_digest
 from nmt.runtime.package import CARD, package_file
+from nmt.text.languages import warm_up
 from nmt.text.tokenizer import make_tokenizer
 
 KINDS = {"nmt-onnx": "onnx", "nmt-ctranslate2": "ct2"}  # a folder's card format -> its kind ("pt": a model file)
-WARM_UP = {"de": "Ein Mann fährt mit dem Fahrrad eine Straße hinunter.", "en": "A man rides a bicycle down a street."}
-WARM_UP_OTHER = "1, 2, 3."  # a source language without a sentence above
 TORCH_TRANSLATOR = "nmt.decode.translator"  # imported by name, and only for a model file: the rest is torch-free
 
 
@@ -79,7 +78,7 @@ class Model:
     @property
     def warm_up_text(self) -> str:
         """A sentence in the source language, decoded once before the model serves."""
-        return WARM_UP.get(self.languages[0], WARM_UP_OTHER)
+        return warm_up(self.languages[0])
 
     def for_thread(self) -> LineTranslator:
         """A translator for one thread: its own tokenizer and (ONNX) search state, the weights and

@@ -23,6 +23,7 @@ from nmt.runtime.package import CARD
 from nmt.serve.dispatch.refusals import NotServed
 from nmt.serve.dispatch.served import Served
 from nmt.text.langid import UNDETERMINED, LanguageIdentifier
+from nmt.text.languages import name
 from nmt.translate.models import Model
 
 log = logging.getLogger("nmt.serve")
@@ -30,7 +31,6 @@ log = logging.getLogger("nmt.serve")
 # whose runner-up scores close to its language (e.g. "Hallo": de 0.79, nl 0.76) gets about half,
 # a clear one about 100 (docs/serving.md)
 TEMPERATURE = 0.05
-NAMES = {"de": "German", "en": "English", "fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch"}
 # a language no package reads, named with less confidence than this, gives way to the likeliest
 # language a package reads, when the detector scored one ("ok" reads as Italian at 43)
 AMBIGUOUS = 50.0
@@ -87,7 +87,7 @@ class Router:
     def languages(self) -> list[dict]:
         """GET /languages: every language the server reads or writes, with the targets it has for it."""
         codes = list(dict.fromkeys(lang for m in self.models() for lang in m.languages))
-        return [{"code": c, "name": NAMES.get(c, c), "targets": [m.languages[1] for m in self.models()
+        return [{"code": c, "name": name(c), "targets": [m.languages[1] for m in self.models()
                                                                  if m.languages[0] == c]} for c in codes]
 
     def pairs(self) -> str:
@@ -132,8 +132,8 @@ class Router:
         for i, d in enumerate(detected):
             engine = into[0] if d.language == UNDETERMINED else self.engines.get(f"{d.language}-{target}")
             if engine is None:
-                name = NAMES.get(d.language, d.language)
-                raise NotServed(f"text {i} reads as {name} ({d.language}, confidence {d.confidence:g}), and this "
+                called = name(d.language)
+                raise NotServed(f"text {i} reads as {called} ({d.language}, confidence {d.confidence:g}), and this "
                                 f"server translates {self.pairs()}; name the source language instead of auto")
             engines.append(engine)
         return engines

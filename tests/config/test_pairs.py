@@ -1,0 +1,87 @@
+"""The other language pairs' configuration (pairs/, docs/pairs.md): each pairs/<pair>.yaml loads whole, is
+params.yaml's recipe (every section but `data` equal, but for the keys whose line says `# pair:`), names
+its corpus's files with the mirror's hashes, and pairs/dvc.yaml runs its data stages once for every
+pair file and its other stages once for each direction of each pair, with that pair's file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nmt.config.params import load_params
+from support.params import PARAMS
+
+ROOT = PARAMS.parent
+PAIRS = sorted((ROOT / "pairs").glob("*.yaml"))
+PAIR_FILES = [p for p in PAIRS if p.name != "dvc.yaml"]
+MIRROR = ROOT.parent / "shared" / "data"
+DATA_STAGES = ("download", "validate", "tokenize", "vocab")
+
+
+def _flat(data: object, key: str = "") -> dict[str, object]:
+    if isinstance(data, dict):
+        return {k: v for name, sub in data.items() for k, v in _flat(sub, f"{key}.{name}" if key else name).items()}
+    return {key: data}
+
+
+def _pair_keys(path: Path) -> set[str]:
+    """The dotted keys whose line carries a `# pair:` comment (a section's keys are indented two spaces)."""
+    keys, section = set(), ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if m := re.match(r"^(\w+):", line):
+            section = m.group(1)
+        elif (m := re.match(r"^  (\w+):.*# pair:", line)) and section:
+            keys.add(f"{section}.{m.group(1)}")
+    return keys
+
+
+def test_there_are_pairs_beside_german() -> None:
+    assert {p.stem for p in PAIR_FILES} >= {"fr-en", "cs-en"}
+
+
+@pytest.mark.parametrize("path", PAIR_FILES, ids=lambda p: p.stem)
+def test_a_pair_file_is_the_default_recipe_on_its_own_corpus(path: Path) -> None:
+    params = load_params(path)
+    src, tgt = path.stem.split("-")
+    assert params.data.languages == (src, tgt) and params.data.direction == path.stem
+    assert params.data.mix is None and "test_2016_flickr" in params.data.active.test_splits
+    default, pair = yaml.safe_load(PARAMS.read_text()), yaml.safe_load(path.read_text())
+    assert list(pair) == list(default)
+    marked = _pair_keys(path)
+    for section in default:
+        if section == "data":
+            continue
+        a, b = _flat(default[section], section), _flat(pair[section], section)
+        assert a.keys() == b.keys(), section
+        differ = {k for k in a if a[k] != b[k]}
+        assert differ <= marked, f"{path.name}: {sorted(differ - marked)} differ from params.yaml without `# pair:`"
+
+
+@pytest.mark.parametrize("path", PAIR_FILES, ids=lambda p: p.stem)
+def test_a_pair_file_names_the_mirror_files_by_their_hashes(path: Path) -> None:
+    corpus = load_params(path).data.active
+    sums = MIRROR / load_params(path).data.corpus / "SHA256SUMS"
+    if not sums.exists():
+        pytest.skip(f"no mirror at {sums.parent}")
+    known = dict(reversed(line.split()) for line in sums.read_text().splitlines())
+    assert {f.name: f.sha256 for f in corpus.files} == {f.name: known[f.name] for f in corpus.files}
+
+
+def test_the_pairs_pipeline_runs_every_pair_and_both_its_directions() -> None:
+    stages = yaml.safe_load((ROOT / "pairs" / "dvc.yaml").read_text())["stages"]
+    pairs = {p.stem for p in PAIR_FILES}
+    for name, stage in stages.items():
+        each, cmd = stage["foreach"], stage["do"]["cmd"]
+        if name in DATA_STAGES:
+            assert set(each) == pairs and "--params pairs/${item}.yaml" in cmd, name
+        else:
+            both = {d: {"pair": p} for p in pairs for d in (p, "-".join(reversed(p.split("-"))))}
+            assert each == both and "--params pairs/${item.pair}.yaml" in cmd, name
+    default = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    assert set(stages) == set(DATA_STAGES) | {"binarize", "train", "evaluate", "export", "ctranslate2", "profile"}
+    for name, stage in stages.items():
+        ours = [d for d in stage["do"]["deps"] if d.startswith("nmt/")]
+        assert ours == [d for d in default[name]["deps"] if d.startswith("nmt/")], name
