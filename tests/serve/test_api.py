@@ -184,8 +184,8 @@ def test_the_other_endpoints(server: ThreadServer, package: Path) -> None:
     get = lambda path: httpx.get(f"{server.url}{path}", timeout=30)  # noqa: E731
     assert get("/health").json() == {"status": "ok"} and get("/livez").status_code == 200
     assert get("/readyz").json() == {"status": "ready"}
-    assert get("/languages").json() == [{"code": "de", "name": "German", "targets": ["en"]},
-                                        {"code": "en", "name": "English", "targets": []}]
+    assert get("/languages").json() == [{"code": "de", "name": "German", "targets": ["en"], "through_english": []},
+                                        {"code": "en", "name": "English", "targets": [], "through_english": []}]
     (model,) = get("/v1/model").json()["models"]
     assert model["served"]["direction"] == "de-en" and model["card"]["format"] == "nmt-onnx"
     assert model["served"]["path"] == str(package)

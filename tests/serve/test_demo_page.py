@@ -1,5 +1,6 @@
-"""The demo page at / in headless Chromium, as a person uses it: type German, click Translate,
-read the English and the latency, take a screenshot; with nothing loaded from elsewhere."""
+"""The demo page at / in headless Chromium, as a person uses it: the languages picked from the server's
+(German to English for a de-en package), type German, click Translate, read the English and the
+latency, take a screenshot; with nothing loaded from elsewhere."""
 
 from __future__ import annotations
 
@@ -29,7 +30,10 @@ def test_type_click_read_the_translation_and_screenshot(package: Path, browser: 
         page = browser.page
         requested: list[str] = []
         page.goto(server.url + "/")
-        assert page.wait_for("document.getElementById('pair').textContent") == "German to English"
+        assert page.wait_for("document.getElementById('to').value") == "en"
+        assert page.evaluate("[...document.getElementById('from').options].map(o => o.textContent)") == [
+            "detect the language", "German"]
+        assert page.evaluate("document.getElementById('from').value") == "de"
         page.type("#source", "s1 s2 s3\ns4 s5")
         page.click("#translate")
         status = page.wait_for("(t => /^\\d+ ms$/.test(t) && t)(document.getElementById('status').textContent)")
@@ -56,7 +60,7 @@ def test_html_mode_and_a_file_upload(package: Path, browser: Browser, tmp_path: 
     try:
         page = browser.page
         page.goto(server.url + "/")
-        page.wait_for("document.getElementById('pair').textContent")
+        page.wait_for("document.getElementById('to').value")
         page.type("#source", "<p>s1 <b>s2</b> s3</p>")
         page.click("#html")
         page.click("#translate")

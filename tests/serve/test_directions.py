@@ -72,7 +72,8 @@ def test_detect_answers_in_libretranslates_shape(server: ThreadServer) -> None:
 
 def test_languages_model_and_reload_list_every_package(server: ThreadServer, both: Path) -> None:
     assert httpx.get(f"{server.url}/languages").json() == [
-        {"code": "de", "name": "German", "targets": ["en"]}, {"code": "en", "name": "English", "targets": ["de"]}]
+        {"code": "de", "name": "German", "targets": ["en"], "through_english": []},
+        {"code": "en", "name": "English", "targets": ["de"], "through_english": []}]
     models = httpx.get(f"{server.url}/v1/model").json()["models"]
     assert [m["served"]["direction"] for m in models] == ["de-en", "en-de"]
     auth = {"Authorization": f"Bearer {TOKEN}"}

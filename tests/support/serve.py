@@ -152,16 +152,21 @@ def reversed_package(package: Path, out: Path) -> Path:
     """A copy of the (copy-task, so symmetric) package relabelled English->German: its card's
     languages and its tokenizer's, the tokenizer's hash in the card updated. Two directions for
     the tests of a server with several packages."""
+    return relabelled_package(package, out, "en", "de")
+
+
+def relabelled_package(package: Path, out: Path, src: str, tgt: str) -> Path:
+    """A copy of the copy-task package relabelled `src`->`tgt` (see `reversed_package`)."""
     import hashlib
     import json
     import shutil
 
     shutil.copytree(package, out)
     tok = json.loads((out / "tokenizer.json").read_text())
-    tok.update(src_lang="en", tgt_lang="de", tokenizer="spacy.blank('en').tokenizer")
+    tok.update(src_lang=src, tgt_lang=tgt, tokenizer=f"spacy.blank('{src}').tokenizer")
     (out / "tokenizer.json").write_text(json.dumps(tok))
     card = json.loads((out / "model.json").read_text())
-    card["languages"] = {"src": "en", "tgt": "de"}
+    card["languages"] = {"src": src, "tgt": tgt}
     card["files"]["tokenizer.json"] = hashlib.sha256((out / "tokenizer.json").read_bytes()).hexdigest()
     (out / "model.json").write_text(json.dumps(card))
     return out

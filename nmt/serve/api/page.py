@@ -1,6 +1,7 @@
-"""The demo page at `GET /`: type German, read English, see the latency; the text as HTML (its
-markup kept), or a file (.txt, .html, .srt, .docx) translated into a download link. Self-contained:
-the styles and script are inline and it loads nothing from anywhere but this server."""
+"""The demo page at `GET /`: pick the languages (those `/languages` lists: each package's pair, pairs
+through English, and auto), type, read the translation, see the latency; the text as HTML (its markup
+kept), or a file (.txt, .html, .srt, .docx) translated into a download link. Self-contained: the
+styles and script are inline and it loads nothing from anywhere but this server."""
 
 from __future__ import annotations
 
@@ -24,9 +25,13 @@ PAGE = """<!doctype html>
 </style>
 </head>
 <body>
-<h1>nmt: <span id="pair">German to English</span></h1>
+<h1>nmt: translate</h1>
+<div class="bar">
+  <label>from <select id="from"><option value="auto">detect the language</option></select></label>
+  <label>to <select id="to"></select></label>
+</div>
 <div class="panes">
-  <label class="pane">Source<textarea id="source" autofocus>Ein Mann fährt mit dem Fahrrad eine Straße hinunter.</textarea></label>
+  <label class="pane">Source<textarea id="source" autofocus placeholder="Text to translate"></textarea></label>
   <div class="pane">Translation<output id="output" for="source" aria-live="polite"></output></div>
 </div>
 <div class="bar">
@@ -44,21 +49,30 @@ PAGE = """<!doctype html>
 <script>
 "use strict";
 const $ = (id) => document.getElementById(id);
-let source = "auto", target = "en";
+let languages = [];
+const option = (code, name) => { const o = document.createElement("option"); o.value = code; o.textContent = name; return o; };
+function targets() {
+  const src = $("from").value, keep = $("to").value;
+  const codes = src === "auto" ? [...new Set(languages.flatMap((l) => l.targets))]
+                               : (languages.find((l) => l.code === src) || {targets: []}).targets;
+  $("to").replaceChildren(...codes.map((c) => option(c, (languages.find((l) => l.code === c) || {name: c}).name)));
+  if (codes.includes(keep)) $("to").value = keep;
+}
 fetch("/languages").then((r) => r.json()).then((langs) => {
-  const src = langs.find((l) => l.targets.length);
-  if (!src) return;
-  source = src.code;
-  target = src.targets[0];
-  const dst = langs.find((l) => l.code === target);
-  $("pair").textContent = src.name + " to " + (dst ? dst.name : target);
+  languages = langs;
+  const sources = langs.filter((l) => l.targets.length);
+  $("from").append(...sources.map((l) => option(l.code, l.name)));
+  if (sources.length) $("from").value = sources[0].code;
+  targets();
 }).catch(() => {});
+$("from").addEventListener("change", targets);
 async function translate() {
   const status = $("status");
   status.className = "";
   status.textContent = "translating...";
   $("translate").disabled = true;
-  const body = {q: $("source").value, source: source, target: target, format: $("html").checked ? "html" : "text"};
+  const body = {q: $("source").value, source: $("from").value, target: $("to").value,
+                format: $("html").checked ? "html" : "text"};
   if ($("key").value) body.api_key = $("key").value;
   const started = performance.now();
   try {
@@ -85,8 +99,8 @@ async function upload() {
   $("upload").disabled = true;
   const form = new FormData();
   form.append("file", file);
-  form.append("source", source);
-  form.append("target", target);
+  form.append("source", $("from").value);
+  form.append("target", $("to").value);
   if ($("key").value) form.append("api_key", $("key").value);
   const started = performance.now();
   try {

@@ -45,9 +45,9 @@ from nmt.serve.api.protocol import (
 )
 from nmt.serve.api.state import ServeState
 from nmt.serve.api.timing import Timing
-from nmt.serve.api.translating import TextJob, run, translate_html
+from nmt.serve.api.translating import TextJob, translate_chains
 from nmt.serve.dispatch.refusals import BatchFailed, Draining, NotServed, QueueFull, Refused, Stale, TooManySentences
-from nmt.serve.dispatch.router import Detected
+from nmt.serve.dispatch.router import PIVOT, Detected
 from nmt.serve.dispatch.served import ReloadBusy, Served
 from nmt.translate.glossary import GlossaryError, for_request
 from nmt.translate.markup.html import parse_html
@@ -98,20 +98,29 @@ async def _translate(request: Request, state: ServeState) -> Response:
     found: list[Detected] | None = None  # with auto, each text's language
     if call.auto:
         found = await loop.run_in_executor(state.text_pool, lambda: [router.detect(t) for t in plain])
-        engines = router.route_auto(found, call.target)
-        detected = [_detected(d, e) for d, e in zip(found, engines)]
+        chains = router.chains_auto(found, call.target)
+        detected = [_detected(d, c[0]) for d, c in zip(found, chains)]
     else:
-        engines = [router.route(call.source, call.target)] * len(call.texts)
+        chains = [router.chain(call.source, call.target)] * len(call.texts)
+    through = [i for i, c in enumerate(chains) if len(c) > 1]
+    if through and call.glossary:
+        hops = " then ".join(e.current.direction for e in chains[through[0]])
+        raise HttpError(400, f"Invalid request: a glossary needs a package of the request's pair, and text "
+                             f"{through[0]} is translated through {PIVOT} ({hops}); send it without the glossary",
+                        "bad_request")
     try:
-        terms = {d: for_request(state.glossaries.get(d), call.glossary, call.keep)
-                 for d in {e.current.direction for e in engines}}
+        terms = {e.current.direction: for_request(state.glossaries.get(e.current.direction), call.glossary, call.keep)
+                 for c in chains for e in c}
     except GlossaryError as exc:
         raise HttpError(400, f"Invalid request: {exc}", "bad_request") from None
-    glossaries = [terms[e.current.direction] for e in engines]
-    job = TextJob(call.texts, engines, alternatives=call.alternatives, glossaries=glossaries, found=found)
+    engines = [c[0] for c in chains]
+    job = TextJob(call.texts, engines, alternatives=call.alternatives,
+                  glossaries=[terms[e.current.direction] for e in engines], found=found)
     async with watched(request) as gone:
-        done = await (translate_html(state, docs, job, gone) if call.html else run(state, job, gone))
+        done = await translate_chains(state, job, chains, docs, terms, gone)
     answer = translate_answer(call, done.texts, done.alternatives, detected, done.confidence)
+    if through:
+        answer["pivot"] = {"language": PIVOT, "texts": through}  # ours: the texts translated through English
     return JSONResponse(answer, headers={GENERATION: str(done.generation)})
 
 

@@ -6,13 +6,15 @@ batcher (each to its text's package), the request waits for them (`--request-tim
 that goes away, `gone`, drops its queued sentences), and the translations are put back into each
 text's layout with their alternatives, confidence and tag pairs (`finish`: on the align thread
 when units' pairs are aligned back). HTML is translated unit by unit and each document rebuilt
-around the units' translations (`translate_html`). No Starlette here: the routes hand down a job
-and an event that is set when the client disconnects.
+around the units' translations (`translate_html`). A text whose pair is translated through English
+goes through its chain's packages one after the other (`translate_chains`). No Starlette here: the
+routes hand down a job and an event that is set when the client disconnects.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,7 +26,7 @@ from nmt.serve.dispatch.served import Served
 from nmt.translate.decoding import Output
 from nmt.translate.glossary import Glossary
 from nmt.translate.markup.align import thread_aligner
-from nmt.translate.markup.html import HtmlDocument
+from nmt.translate.markup.html import HtmlDocument, parse_html
 from nmt.translate.markup.inline import Unit
 from nmt.translate.texts import Prepared, Texts, finish, html_units, prepare, rebuild_html
 
@@ -128,3 +130,32 @@ async def translate_html(state: ServeState, docs: list[HtmlDocument], job: TextJ
     if aside is not None:
         await aside
     return rebuild_html(docs, done, job.alternatives)
+
+
+async def translate_chains(state: ServeState, job: TextJob, chains: list[list[Served]], docs: list[HtmlDocument],
+                           hop_glossaries: dict[str, Glossary | None], gone: asyncio.Event) -> Texts:
+    """`job` (HTML when `docs`) with each text through its chain of packages: the first for every text, then,
+    for the texts translated through English, the second on the first's translations, with the glossary of
+    that package's direction (`hop_glossaries`). All by the request's one deadline; a text's confidence is
+    the product of its hops' (both must be right), its alternatives the last hop's."""
+    job = dataclasses.replace(job, engines=[c[0] for c in chains],
+                              deadline=deadline_of(state) if job.deadline is None else job.deadline)
+    done = await (translate_html(state, docs, job, gone) if docs else run(state, job, gone))
+    again = [i for i, c in enumerate(chains) if len(c) > 1]
+    if not again:
+        return done
+    texts = [done.texts[i] for i in again]
+    engines = [chains[i][1] for i in again]
+    second = TextJob(texts, engines, alternatives=job.alternatives, chunked=job.chunked, watched=False,
+                     glossaries=[hop_glossaries.get(e.current.direction) for e in engines], deadline=job.deadline)
+    if docs:
+        parsed = await asyncio.get_running_loop().run_in_executor(state.text_pool, lambda: list(map(parse_html, texts)))
+        more = await translate_html(state, parsed, second, gone)
+    else:
+        more = await run(state, second, gone)
+    out, alternatives, confidence = list(done.texts), list(done.alternatives), list(done.confidence)
+    for k, i in enumerate(again):
+        out[i], alternatives[i] = more.texts[k], more.alternatives[k]
+        a, b = confidence[i], more.confidence[k]
+        confidence[i] = None if a is None or b is None else a * b
+    return Texts(out, alternatives, confidence, max(done.generation, more.generation))

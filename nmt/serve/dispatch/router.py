@@ -5,7 +5,9 @@ the languages as LibreTranslate's `/languages` does, routes `source`/`target` to
 pair it has not is `NotServed`, naming the pairs it has: the API answers 400), and reloads one package or all. With
 `source: auto`, `detect()` names each text's language (`nmt.text.langid`, the detector the data
 stages filter with) and its confidence; `route_auto()` sends each text to the package of its
-language, and a text in a language no package reads is `NotServed`.
+language, and a text in a language no package reads is `NotServed`. A pair with no package of its
+own but a package into English and one out of it is translated through English (`chain`, as Argos
+Translate and LibreTranslate do): the first package's translation is the second one's source.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ TEMPERATURE = 0.05
 # a language no package reads, named with less confidence than this, gives way to the likeliest
 # language a package reads, when the detector scored one ("ok" reads as Italian at 43)
 AMBIGUOUS = 50.0
+PIVOT = "en"  # the language a pair without a package of its own is translated through
 
 
 @dataclass(frozen=True)
@@ -85,10 +88,15 @@ class Router:
         return list(dict.fromkeys(m.languages[0] for m in self.models()))
 
     def languages(self) -> list[dict]:
-        """GET /languages: every language the server reads or writes, with the targets it has for it."""
+        """GET /languages: every language the server reads or writes, with the targets it has for it (those
+        through English also under `through_english`)."""
         codes = list(dict.fromkeys(lang for m in self.models() for lang in m.languages))
-        return [{"code": c, "name": name(c), "targets": [m.languages[1] for m in self.models()
-                                                                 if m.languages[0] == c]} for c in codes]
+        out = []
+        for c in codes:
+            direct = [m.languages[1] for m in self.models() if m.languages[0] == c]
+            pivot = [t for t in codes if t not in direct and t != c and self._through(c, t) is not None]
+            out.append({"code": c, "name": name(c), "targets": direct + pivot, "through_english": pivot})
+        return out
 
     def pairs(self) -> str:
         return ", ".join(p.replace("-", " to ") for p in self.engines)
@@ -98,7 +106,8 @@ class Router:
         if engine is None:
             what = f"{target} is not supported as a target of {source}" if source in self.sources() else \
                 f"{source} is not supported"
-            raise NotServed(f"{what}: this server translates {self.pairs()} (or auto to a target)")
+            raise NotServed(f"{what}: this server translates {self.pairs()}, and any source into English to any "
+                            "target out of it (or auto to a target)")
         return engine
 
     def detector(self) -> LanguageIdentifier:
@@ -125,18 +134,37 @@ class Router:
     def route_auto(self, detected: Sequence[Detected], target: str) -> list[Served]:
         """Each text's engine by its detected language (a text without letters, language-neutral,
         goes to the first package writing `target`); a 400 for a language no package reads."""
+        return [chain[0] if len(chain) == 1 else self.route(d.language, target)
+                for d, chain in zip(detected, self.chains_auto(detected, target))]
+
+    def _through(self, source: str, target: str) -> list[Served] | None:
+        hops = [self.engines.get(f"{source}-{PIVOT}"), self.engines.get(f"{PIVOT}-{target}")]
+        return None if source == target or None in hops else hops  # type: ignore[return-value]
+
+    def chain(self, source: str, target: str) -> list[Served]:
+        """The packages that translate `source` into `target`, in order: its own package, else the one into
+        English and the one out of it; `NotServed` when neither."""
+        direct = self.engines.get(f"{source}-{target}")
+        return [direct] if direct is not None else self._through(source, target) or [self.route(source, target)]
+
+    def chains_auto(self, detected: Sequence[Detected], target: str) -> list[list[Served]]:
+        """`route_auto` with pairs through English: each text's `chain` by its detected language (a text
+        without letters: the first package writing `target`, or the chain from English)."""
         into = [e for pair, e in self.engines.items() if pair.endswith(f"-{target}")]
         if not into:
             raise NotServed(f"{target} is not supported as a target: this server translates {self.pairs()}")
-        engines = []
+        out = []
         for i, d in enumerate(detected):
-            engine = into[0] if d.language == UNDETERMINED else self.engines.get(f"{d.language}-{target}")
-            if engine is None:
-                called = name(d.language)
-                raise NotServed(f"text {i} reads as {called} ({d.language}, confidence {d.confidence:g}), and this "
-                                f"server translates {self.pairs()}; name the source language instead of auto")
-            engines.append(engine)
-        return engines
+            direct = into[0] if d.language == UNDETERMINED else self.engines.get(f"{d.language}-{target}")
+            chain = [direct] if direct is not None else self._through(d.language, target)
+            if chain is None:
+                raise NotServed(self._unserved(i, d))
+            out.append(chain)
+        return out
+
+    def _unserved(self, i: int, d: Detected) -> str:
+        return (f"text {i} reads as {name(d.language)} ({d.language}, confidence {d.confidence:g}), and this server "
+                f"translates {self.pairs()}; name the source language instead of auto")
 
     def reload_targets(self, path: Path | None) -> list[Served]:
         """The engines a reload of `path` replaces: all (None), else the one of the card's direction."""
