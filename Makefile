@@ -25,7 +25,7 @@ TEST_SEED ?= 20261125
 TEST_WORKERS ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: install repro repro-general repro-pairs blind lint test test-faults test-isa bench gpu-check lock clean-venv
+.PHONY: install repro repro-general repro-pairs blind blind-pairs lint test test-faults test-isa bench gpu-check lock clean-venv
 
 install: $(VENV)/.installed
 
@@ -65,6 +65,8 @@ PAIR ?=
 PAIR_TARGETS = $(if $(PAIR),$(foreach d,$(PAIR) $(lastword $(subst -, ,$(PAIR)))-$(firstword $(subst -, ,$(PAIR))),\
 	pairs/dvc.yaml:ctranslate2@$(d) pairs/dvc.yaml:profile@$(d)),pairs/dvc.yaml)
 repro-pairs: install
+	@test -z "$(PAIR)" || test -f pairs/$(PAIR).yaml || { echo "make repro-pairs: no pairs/$(PAIR).yaml; the pairs are: \
+	$$(ls pairs | sed -n 's/\.yaml$$//p' | grep -v '^dvc$$' | tr '\n' ' ')(docs/pairs.md: adding a pair)" >&2; exit 2; }
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro $(PAIR_TARGETS)
 
 # The blind sets (sources without references, $(BLIND)/README.md): each file translated with the general
@@ -77,6 +79,17 @@ blind: install
 	for src in $(foreach d,$(DIRECTIONS),$(BLIND)/$(d).*.$(firstword $(subst -, ,$(d)))); do \
 		name=$$(basename $$src); dir=$${name%%.*}; tgt=$${dir#*-}; \
 		$(BIN)/nmt translate --model models/general/$$dir/onnx --direction $$dir --input $$src --output reports/blind/$${name%.*}.$$tgt || exit 1; \
+	done
+
+# The other pairs' blind sets ($(BLIND_PAIRS)/README.md): each file translated with its direction's package of
+# pairs/dvc.yaml into reports/blind-pairs/<name>.<target language>, one line out per line in.
+BLIND_PAIRS ?= ../shared/data/blind-pairs
+PAIR_DIRECTIONS ?= fr-en en-fr cs-en en-cs
+blind-pairs: install
+	mkdir -p reports/blind-pairs
+	for src in $(foreach d,$(PAIR_DIRECTIONS),$(BLIND_PAIRS)/$(d).*.$(firstword $(subst -, ,$(d)))); do \
+		name=$$(basename $$src); dir=$${name%%.*}; tgt=$${dir#*-}; \
+		$(BIN)/nmt translate --model models/pairs/$$dir/onnx --direction $$dir --input $$src --output reports/blind-pairs/$${name%.*}.$$tgt || exit 1; \
 	done
 
 # ruff with the rules in pyproject.toml ([tool.ruff]) on all the Python here; .ci/run runs it before the tests.

@@ -19,7 +19,7 @@ from nmt.errors import DataError
 from nmt.publish import benches
 from nmt.publish.blocks import figures_outside, names, render_text
 from nmt.publish.stage import main, pages, render_pages
-from nmt.publish.tables import BLOCKS, GENERAL_BLOCKS, Sources
+from nmt.publish.tables import SETS, Sources
 from support.corpus import ROOT
 
 PAGES = pages(ROOT / "README.md", ROOT / "docs")
@@ -43,8 +43,9 @@ ALLOWED = [
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_generated_block_is_as_rendered_from_the_committed_results(page: Path) -> None:
     assert render_pages([page], SOURCES)[page] == page.read_text(encoding="utf-8"), f"{page} is stale: {RERENDER}"
-    assert render_pages([page], SOURCES, general=True)[page] == page.read_text(encoding="utf-8"), \
-        f"{page}'s general blocks are stale: run general/dvc.yaml's publish (python -m nmt.publish.stage --general)"
+    for which in ("general", "pairs"):
+        assert render_pages([page], SOURCES, which)[page] == page.read_text(encoding="utf-8"), \
+            f"{page}'s {which} blocks are stale: run {which}/dvc.yaml's publish (python -m nmt.publish.stage --{which})"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -54,9 +55,9 @@ def test_no_figure_outside_a_generated_block(page: Path) -> None:
                        "rendered from a committed result (nmt/publish/tables.py), or drop them")
 
 
-@pytest.mark.parametrize("general", [False, True], ids=["dvc.yaml", "general/dvc.yaml"])
+@pytest.mark.parametrize("which", ["default", "general", "pairs"])
 def test_the_generated_blocks_read_only_what_the_publish_stage_depends_on(monkeypatch: pytest.MonkeyPatch,
-                                                                          general: bool) -> None:
+                                                                          which: str) -> None:
     """So DVC re-runs publish whenever a figure's source changes (each pipeline's publish, its blocks)."""
     read: list[Path] = []
     original = Sources._read
@@ -66,8 +67,8 @@ def test_the_generated_blocks_read_only_what_the_publish_stage_depends_on(monkey
         return original(self, path, remedy)
 
     monkeypatch.setattr(Sources, "_read", recording)
-    render_pages(PAGES, SOURCES, general)
-    dvcfile = "general/dvc.yaml" if general else "dvc.yaml"
+    render_pages(PAGES, SOURCES, which)
+    dvcfile = "dvc.yaml" if which == "default" else f"{which}/dvc.yaml"
     deps = yaml.safe_load((ROOT / dvcfile).read_text())["stages"]["publish"]["deps"]
     uncovered = {str(p.relative_to(ROOT)) for p in read
                  if not any(p == ROOT / d or (ROOT / d) in p.parents for d in deps)}
@@ -76,10 +77,10 @@ def test_the_generated_blocks_read_only_what_the_publish_stage_depends_on(monkey
 
 def test_every_block_is_used_and_every_renderer_cites_its_source() -> None:
     used = {name for page in PAGES for name in names(page.read_text(), str(page))}
-    known = set(BLOCKS) | set(GENERAL_BLOCKS)
+    known = {name for blocks in SETS.values() for name in blocks}
     assert used == known, f"blocks without a page: {known - used}; pages naming unknown: {used - known}"
-    assert not set(BLOCKS) & set(GENERAL_BLOCKS), "a block name in both sets: one pipeline's publish owns it"
-    for name, render in {**BLOCKS, **GENERAL_BLOCKS}.items():
+    assert sum(map(len, SETS.values())) == len(known), "a block name in two sets: one pipeline's publish owns it"
+    for name, render in {k: v for blocks in SETS.values() for k, v in blocks.items()}.items():
         assert "Source: `" in render(SOURCES), f"block {name} does not name its source"
 
 

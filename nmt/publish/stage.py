@@ -9,7 +9,8 @@ the SHA-256 of every source they were rendered from. A block without a renderer,
 source, fails the stage with a message naming the file (and line) and changes no file. With
 `--general` (general/dvc.yaml's publish) it renders the general configuration's blocks
 (`GENERAL_BLOCKS`: both directions' scores, `reports/general/`) instead, each run leaving the
-other's blocks as they are.
+other's blocks as they are; with `--pairs` (pairs/dvc.yaml's publish) the other pairs' blocks
+(`PAIRS_BLOCKS`, `reports/pairs/`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from nmt.errors import DataError
 from nmt.files.atomic import atomic_write_text
 from nmt.files.digest import sha256_file
 from nmt.publish.blocks import names, render_text
-from nmt.publish.tables import BLOCKS, GENERAL_BLOCKS, Sources
+from nmt.publish.tables import SETS, Sources
 
 log = logging.getLogger(__name__)
 
@@ -45,16 +46,25 @@ class PublishPaths:
     out: Path = arg("record of what was rendered from what (reports/published.json)")
     general: bool = arg("render the general configuration's blocks (general/dvc.yaml), not the default's",
                         default=False)
+    pairs: bool = arg("render the other language pairs' blocks (pairs/dvc.yaml), not the default's", default=False)
+
+    @property
+    def which(self) -> str:
+        """The set of blocks to render: "general", "pairs" or "default"."""
+        if self.general and self.pairs:
+            raise DataError("--general and --pairs: pass one (each pipeline's publish renders its own blocks)")
+        return "general" if self.general else "pairs" if self.pairs else "default"
 
 
 def pages(readme: Path, docs: Path) -> list[Path]:
     return [readme, *sorted(docs.glob("*.md"))]
 
 
-def render_pages(files: Sequence[Path], sources: Sources, general: bool = False) -> dict[Path, str]:
-    """The new text of every file (the blocks of one set: `GENERAL_BLOCKS` when `general`, else
-    `BLOCKS`; the other set's are kept); raises `DataError` before anything is written."""
-    mine, others = (GENERAL_BLOCKS, BLOCKS) if general else (BLOCKS, GENERAL_BLOCKS)
+def render_pages(files: Sequence[Path], sources: Sources, which: str = "default") -> dict[Path, str]:
+    """The new text of every file (the blocks of the set `which` names in `SETS`; the other sets' are
+    kept); raises `DataError` before anything is written."""
+    mine = SETS[which]
+    others = {name for key, blocks in SETS.items() if key != which for name in blocks}
     rendered = {}
     for path in files:
         text = path.read_text(encoding="utf-8")
@@ -77,14 +87,17 @@ def render_pages(files: Sequence[Path], sources: Sources, general: bool = False)
 
 def publish(paths: PublishPaths) -> dict[str, object]:
     files = pages(paths.readme, paths.docs)
-    rendered = render_pages(files, Sources(paths.reports, paths.bench), paths.general)
+    rendered = render_pages(files, Sources(paths.reports, paths.bench), paths.which)
     for path, text in rendered.items():
         if text != path.read_text(encoding="utf-8"):
             atomic_write_text(path, text)
             log.info("rendered %s", path)
-    patterns = ("general/*/*.json", "general/*/validation/*.json") if paths.general else ("*.json", "validation/*.json")
+    patterns = {"general": ("general/*/*.json", "general/*/validation/*.json"),
+                "pairs": ("pairs/*/*.json", "pairs/*/validation/*.json", "pairs/*/train/live/plots/metrics/epoch_s.tsv",
+                          "train/live/plots/metrics/epoch_s.tsv"),
+                "default": ("*.json", "validation/*.json")}[paths.which]
     sources = sorted([*(f for pattern in patterns for f in paths.reports.glob(pattern)), *paths.bench.glob("*.json")])
-    mine = GENERAL_BLOCKS if paths.general else BLOCKS
+    mine = SETS[paths.which]
     blocks = {str(p): [n for n in names(t, str(p)) if n in mine] for p, t in rendered.items()}
     record = {"blocks": {page: found for page, found in blocks.items() if found},
               "sources": {str(p): sha256_file(p) for p in sources if p != paths.out}}

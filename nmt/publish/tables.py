@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nmt.publish import benches, corpora, general, gpu, hosts, lifecycle, markup, reports, serving
+from nmt.publish import benches, corpora, general, gpu, hosts, lifecycle, markup, pairs, reports, serving
 from nmt.publish.sources import Sources
 
 BLOCKS: dict[str, Callable[[Sources], str]] = {
@@ -60,4 +60,16 @@ GENERAL_BLOCKS: dict[str, Callable[[Sources], str]] = {
     "general-decode-tune": general.decode_tune,
 }
 
-__all__ = ["BLOCKS", "GENERAL_BLOCKS", "Sources"]
+# The other language pairs' blocks: rendered by pairs/dvc.yaml's publish stage (`--pairs`) only.
+PAIRS_BLOCKS: dict[str, Callable[[Sources], str]] = {
+    "pairs-summary": pairs.summary,
+    "pairs-results": pairs.results,
+    "pairs-training": pairs.training,
+    "pairs-data": pairs.data,
+    "pairs-detect": pairs.detect,
+    "pairs-pivot": pairs.pivot,
+}
+
+SETS = {"default": BLOCKS, "general": GENERAL_BLOCKS, "pairs": PAIRS_BLOCKS}  # by the pipeline whose publish owns them
+
+__all__ = ["BLOCKS", "GENERAL_BLOCKS", "PAIRS_BLOCKS", "SETS", "Sources"]

@@ -24,7 +24,7 @@ from nmt.errors import DataError
 from nmt.runtime.package import CARD
 from nmt.serve.dispatch.refusals import NotServed
 from nmt.serve.dispatch.served import Served
-from nmt.text.langid import UNDETERMINED, LanguageIdentifier
+from nmt.text.langid import UNDETERMINED, LanguageIdentifier, unknown_to_detector
 from nmt.text.languages import name
 from nmt.translate.models import Model
 
@@ -113,6 +113,9 @@ class Router:
     def detector(self) -> LanguageIdentifier:
         if self._detector is None:
             langs = sorted({lang for m in self.models() for lang in m.languages})
+            if unknown := unknown_to_detector(langs):
+                log.warning("the language detector does not know %s: `source: auto` never names them (send their "
+                            "texts with their source language)", unknown)
             self._detector = LanguageIdentifier.for_languages(langs)
         return self._detector
 

@@ -1,0 +1,151 @@
+"""Generated blocks of the other language pairs (pairs/dvc.yaml): each direction's scores, training and data.
+
+Rendered by pairs/dvc.yaml's publish stage only (`nmt.publish.stage --pairs`), from
+`reports/pairs/<direction>/` (evaluate, train, export, ctranslate2), `reports/pairs/<pair>/validation/`
+(validate, vocab), the default pipeline's training record (`reports/train/live/`, the time it is compared
+with), the published scores of the text-only systems of the WMT multimodal tasks
+(`bench/results/pairs_peers_published.json`), the detection bench (`bench/results/detect_pairs.json`) and
+the pivot bench (`bench/results/pivot.json`). A direction not trained yet is shown as such, with the command
+that trains it.
+"""
+
+from __future__ import annotations
+
+import csv
+from statistics import median
+from typing import Any
+
+from nmt.publish.sources import Sources, measured, not_yet, table
+
+PAIRS = ("fr-en", "cs-en")
+DIRECTIONS = ("fr-en", "en-fr", "cs-en", "en-cs")
+GOALS = {"fr-en": 50.0, "en-fr": 55.0, "cs-en": 38.0, "en-cs": 31.0}  # issue 65's targets, test_2016_flickr
+TEST_SET = "test_2016_flickr"
+DETECT = "python -m bench.detect_pairs"
+PIVOT = "python -m bench.pivot --first models/pairs/fr-en/onnx --second models/en-de/onnx"
+
+
+def _optional(s: Sources, name: str) -> Any | None:
+    """`reports/<name>.json`, or None when that stage has not run yet (another session trains it)."""
+    return s.report(name) if (s.reports / f"{name}.json").is_file() else None
+
+
+def _pair(direction: str) -> str:
+    return direction if direction in PAIRS else "-".join(reversed(direction.split("-")))
+
+
+def _pending(direction: str) -> str:
+    return f"not trained yet: `make repro-pairs PAIR={_pair(direction)}`"
+
+
+def epoch_seconds(s: Sources, folder: str) -> list[float]:
+    """Each epoch's training seconds, as the train stage logged them (`<folder>/live/plots/metrics/epoch_s.tsv`)."""
+    path = s.reports / folder / "live" / "plots" / "metrics" / "epoch_s.tsv"
+    s.report(f"{folder}/live/metrics")  # the live record's summary: a DataError naming the stage when missing
+    with path.open(encoding="utf-8") as fh:
+        return [float(row["epoch_s"]) for row in csv.DictReader(fh, delimiter="\t")]
+
+
+def results(s: Sources) -> str:
+    """README, docs/pairs.md: each direction on Multi30k test_2016_flickr, its goal and the published peers."""
+    pub = s.result("pairs_peers_published")["results"]
+    peers = {r["direction"]: r for r in pub["rows"]}
+    rows, runs, signatures = [], [], set()
+    for direction in DIRECTIONS:
+        metrics, peer = _optional(s, f"pairs/{direction}/metrics"), peers.get(direction)
+        best = "-" if peer is None else f"{peer['bleu']:.1f} ({peer['system']})"
+        if metrics is None:
+            rows.append([direction, _pending(direction), "", f"{GOALS[direction]:g}", best])
+            continue
+        m = metrics[TEST_SET]
+        d = m["decoding"]
+        runs.append(f"{direction}: beam {d['beam_size']}, length penalty {d['alpha']:g}")
+        rows.append([direction, f"**{m['sacrebleu']:.2f}**", f"{m['chrf']:.2f}", f"{GOALS[direction]:g}", best])
+        signatures.add(m["sacrebleu_signature"])
+    parts = [table(["direction", "sacreBLEU", "chrF", "goal", "published text-only system: BLEU"], rows, "lrrrl"), ""]
+    parts.append(f"Multi30k `{TEST_SET}` (1,000 sentences), params.yaml's recipe on each pair's corpus"
+                 + (" (" + "; ".join(runs) + ")" if runs else "") + ".")
+    parts += [f"sacreBLEU `{sig}`." for sig in sorted(signatures)]
+    parts += ["", pub["note"], "", *[f"- {k}: {v}" for k, v in pub["systems"].items()], "",
+              "Source: `reports/pairs/<direction>/metrics.json` (evaluate), `bench/results/pairs_peers_published.json` "
+              "(published scores, each with its source there)."]
+    return "\n".join(parts)
+
+
+def summary(s: Sources) -> str:
+    """README: each direction's sacreBLEU on Multi30k test_2016_flickr beside its goal."""
+    rows = []
+    for direction in DIRECTIONS:
+        metrics = _optional(s, f"pairs/{direction}/metrics")
+        score = _pending(direction) if metrics is None else f"**{metrics[TEST_SET]['sacrebleu']:.2f}**"
+        rows.append([direction, score, f"{GOALS[direction]:g}"])
+    return "\n".join([table(["direction", f"sacreBLEU, `{TEST_SET}`", "goal"], rows, "lrr"), "",
+                      "Source: `reports/pairs/<direction>/metrics.json` (evaluate); the peers, the training time "
+                      "and the pivot: [docs/pairs.md](docs/pairs.md#results)."])
+
+
+def training(s: Sources) -> str:
+    """docs/pairs.md: each direction's training beside the default pipeline's (de-en, the same recipe, this host)."""
+    default = epoch_seconds(s, "train")
+    rows = [["de-en (the default, `dvc.yaml`)", len(default), f"{sum(default) / 60:.1f}", f"{median(default):.0f}",
+             "-"]]
+    for direction in DIRECTIONS:
+        train = _optional(s, f"pairs/{direction}/validation/train")
+        if train is None:
+            rows.append([direction, _pending(direction), "", "", ""])
+            continue
+        seconds = epoch_seconds(s, f"pairs/{direction}/train")
+        rows.append([direction, len(seconds), f"{sum(seconds) / 60:.1f}", f"{median(seconds):.0f}",
+                     f"{train['stats']['updates']:,}"])
+    return "\n".join([table(["direction", "epochs", "training, minutes", "median epoch, s", "updates"], rows, "lrrrr"),
+                      "", "Minutes of epochs (validation included) as the train stage logged them, on the host each "
+                      "run trained on; the median epoch is the figure to compare when a run shared the machine "
+                      "for a while (a test run beside it slows the epochs it overlaps).", "",
+                      "Source: `reports/train/live/plots/metrics/epoch_s.tsv` (the default), "
+                      "`reports/pairs/<direction>/train/live/plots/metrics/epoch_s.tsv`, "
+                      "`reports/pairs/<direction>/validation/train.json` (train)."])
+
+
+def data(s: Sources) -> str:
+    """docs/data.md: each pair's corpus after the validate gate, its joint vocabulary and what was switched off."""
+    rows = []
+    for pair in PAIRS:
+        raw, vocab = _optional(s, f"pairs/{pair}/validation/raw"), _optional(s, f"pairs/{pair}/validation/vocab")
+        if raw is None or vocab is None:
+            rows.append([pair, f"not run yet: `make repro-pairs PAIR={pair}`", "", "", "", ""])
+            continue
+        stats = raw["stats"]
+        notes = "; ".join(raw.get("notes", [])) or "none"
+        rows.append([pair, *(f"{stats[k]['pairs_kept']:,}" for k in ("train", "val", TEST_SET)),
+                     f"{vocab['stats']['src']['size']:,}", notes])
+    return "\n".join([table(["pair", "train pairs", "val", TEST_SET, "joint vocabulary", "rules switched off"],
+                            rows, "lrrrrl"), "",
+                      "Source: `reports/pairs/<pair>/validation/raw.json` (validate), "
+                      "`reports/pairs/<pair>/validation/vocab.json` (vocab)."])
+
+
+def detect(s: Sources) -> str:
+    """docs/pairs.md: `/detect` of one server with every package, on held-out lines of each served language."""
+    if not (s.bench / "detect_pairs.json").is_file():
+        return not_yet("detect_pairs", DETECT)
+    res = s.result("detect_pairs")
+    r = res["results"]
+    rows = [[lang, f"`{row['file']}`", f"{row['lines']:,}", f"{row['accuracy']:.2%}",
+             ", ".join(f"{k} {v}" for k, v in row["confused"].items()) or "-"] for lang, row in r["languages"].items()]
+    return "\n".join([table(["language", "held-out lines", "lines", "detected right", "taken for"], rows, "llrrl"), "",
+                      f"One `nmt serve` with {', '.join(f'`{p}`' for p in r['packages'])}; every line sent to "
+                      f"`POST /detect` ({r['batch']} lines a request). Overall: {r['overall']:.2%}.", "",
+                      measured(res, "detect_pairs")])
+
+
+def pivot(s: Sources) -> str:
+    """docs/pairs.md: French -> German through English, scored against Multi30k's German side."""
+    if not (s.bench / "pivot.json").is_file():
+        return not_yet("pivot", PIVOT)
+    res = s.result("pivot")
+    r = res["results"]
+    rows = [[row["route"], f"`{row['test_set']}`", f"**{row['sacrebleu']:.2f}**", f"{row['chrf']:.2f}"]
+            for row in r["rows"]]
+    return "\n".join([table(["route", "test set", "sacreBLEU", "chrF"], rows, "llrr"), "",
+                      f"sacreBLEU `{r['signature']}`; each hop decoded as the server decodes it.", "",
+                      measured(res, "pivot")])
