@@ -211,7 +211,8 @@ def serve(args: argparse.Namespace) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nmt", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="German<->English Transformer pipeline. Each STAGE is one DVC stage (`dvc repro` runs them in "
+        description="Transformer translation pipeline (German<->English by default, any pair by configuration: "
+                    "docs/pairs.md). Each STAGE is one DVC stage (`dvc repro` runs them in "
                     "order with the paths from dvc.yaml); `nmt STAGE --help` lists its options.",
         epilog="stages:\n" + "".join(f"  {name:<9} {help_}\n" for name, (_, help_) in STAGES.items()))
     parser.add_argument("--version", action="version", version=f"nmt {__version__}")

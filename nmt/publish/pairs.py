@@ -48,12 +48,12 @@ def epoch_seconds(s: Sources, folder: str) -> list[float]:
 
 def results(s: Sources) -> str:
     """README, docs/pairs.md: each direction on Multi30k test_2016_flickr, its goal and the published peers."""
-    pub = s.result("pairs_peers_published")["results"]
-    peers = {r["direction"]: r for r in pub["rows"]}
+    published = s.result("pairs_peers_published")
+    pub = published["results"]
     rows, runs, signatures = [], [], set()
     for direction in DIRECTIONS:
-        metrics, peer = _optional(s, f"pairs/{direction}/metrics"), peers.get(direction)
-        best = "-" if peer is None else f"{peer['bleu']:.1f} ({peer['system']})"
+        metrics = _optional(s, f"pairs/{direction}/metrics")
+        best = ", ".join(f"{r['bleu']:.1f} ({r['system']})" for r in pub["rows"] if r["direction"] == direction) or "-"
         if metrics is None:
             rows.append([direction, _pending(direction), "", f"{GOALS[direction]:g}", best])
             continue
@@ -62,11 +62,11 @@ def results(s: Sources) -> str:
         runs.append(f"{direction}: beam {d['beam_size']}, length penalty {d['alpha']:g}")
         rows.append([direction, f"**{m['sacrebleu']:.2f}**", f"{m['chrf']:.2f}", f"{GOALS[direction]:g}", best])
         signatures.add(m["sacrebleu_signature"])
-    parts = [table(["direction", "sacreBLEU", "chrF", "goal", "published text-only system: BLEU"], rows, "lrrrl"), ""]
+    parts = [table(["direction", "sacreBLEU", "chrF", "goal", "published: BLEU (system)"], rows, "lrrrl"), ""]
     parts.append(f"Multi30k `{TEST_SET}` (1,000 sentences), params.yaml's recipe on each pair's corpus"
                  + (" (" + "; ".join(runs) + ")" if runs else "") + ".")
     parts += [f"sacreBLEU `{sig}`." for sig in sorted(signatures)]
-    parts += ["", pub["note"], "", *[f"- {k}: {v}" for k, v in pub["systems"].items()], "",
+    parts += ["", published["note"], "", *[f"- {k}: {v}" for k, v in pub["systems"].items()], "",
               "Source: `reports/pairs/<direction>/metrics.json` (evaluate), `bench/results/pairs_peers_published.json` "
               "(published scores, each with its source there)."]
     return "\n".join(parts)
@@ -88,7 +88,7 @@ def training(s: Sources) -> str:
     """docs/pairs.md: each direction's training beside the default pipeline's (de-en, the same recipe, this host)."""
     default = epoch_seconds(s, "train")
     rows = [["de-en (the default, `dvc.yaml`)", len(default), f"{sum(default) / 60:.1f}", f"{median(default):.0f}",
-             "-"]]
+             f"{s.report('validation/train')['stats']['updates']:,}"]]
     for direction in DIRECTIONS:
         train = _optional(s, f"pairs/{direction}/validation/train")
         if train is None:

@@ -74,7 +74,7 @@ def render_pages(files: Sequence[Path], sources: Sources, which: str = "default"
                 return None
             if name not in mine:
                 raise DataError(f"{where}: generated block {name!r} has no renderer; known blocks: "
-                                f"{', '.join(sorted(mine | others))} (nmt/publish/tables.py)")
+                                f"{', '.join(sorted({*mine, *others}))} (nmt/publish/tables.py)")
             try:
                 return mine[name](sources)
             except (KeyError, TypeError, ValueError, IndexError) as exc:
