@@ -22,11 +22,10 @@ import pytest
 import yaml
 
 from support.corpus import ROOT, sha256
-from support.scratch import commit_project, project_env
+from support.scratch import check_directions, repro_project, url_env
 from support.scratch import dvc as _dvc
 
 pytestmark = pytest.mark.slow
-DIRECTIONS = ("de-en", "en-de")
 
 
 def _lines(path: Path) -> list[str]:
@@ -95,35 +94,13 @@ def build(root: Path, mirror: Path, baseline_model: Path) -> Path:
     return root
 
 
-def _env() -> dict:
-    env = project_env(None)
-    env.pop("NMT_DATA_MIRROR", None)  # the tiny corpus is fetched from its file:// URLs
-    return env
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory, mirror: Path, model_path: Path) -> Path:
-    root = build(tmp_path_factory.mktemp("general"), mirror, model_path)
-    env = _env()
-    commit_project(root, env)
-    run = _dvc(root, env, "repro", "general/dvc.yaml")
-    assert run.returncode == 0, run.stderr[-3000:] + run.stdout[-3000:]
-    return root
+    return repro_project(build(tmp_path_factory.mktemp("general"), mirror, model_path), "general/dvc.yaml")
 
 
 def test_both_directions_are_trained_scored_and_packaged(project: Path) -> None:
-    for direction in DIRECTIONS:
-        src, tgt = direction.split("-")
-        card = json.loads((project / "models" / "general" / direction / "onnx" / "model.json").read_text())
-        assert card["languages"] == {"src": src, "tgt": tgt}
-        assert (project / "models" / "general" / direction / "ct2").is_dir()
-        metrics = json.loads((project / "reports" / "general" / direction / "metrics.json").read_text())
-        assert set(metrics) == ({"test_a"} if direction == "de-en" else {"test_a", "test_b"})
-        manifest = json.loads((project / "data" / "general" / direction / "bin" / "manifest.json").read_text())
-        assert (manifest["src_lang"], manifest["tgt_lang"]) == (src, tgt)
-    vocab = {d: json.loads((project / "data" / "general" / d / "bin" / "manifest.json").read_text())["vocab"]
-             for d in DIRECTIONS}
-    assert vocab["de-en"]["bpe"] == vocab["en-de"]["bpe"]  # one joint vocabulary
+    check_directions(project, "general", {"de-en": {"test_a"}, "en-de": {"test_a", "test_b"}})
 
 
 def test_the_card_records_the_corpora_and_the_decontamination(project: Path) -> None:
@@ -150,5 +127,5 @@ def test_the_baseline_sits_beside_the_general_model_and_the_readme_follows(proje
 
 
 def test_a_second_run_does_nothing(project: Path) -> None:
-    again = _dvc(project, _env(), "repro", "general/dvc.yaml")
+    again = _dvc(project, url_env(), "repro", "general/dvc.yaml")
     assert again.returncode == 0 and "Data and pipelines are up to date." in again.stdout, again.stdout

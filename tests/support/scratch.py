@@ -63,6 +63,42 @@ def project_env(mirror: Path | None = None) -> dict[str, str]:
     return env
 
 
+def url_env() -> dict[str, str]:
+    """`project_env` without a mirror: a scratch project whose corpora are fetched from their file:// URLs."""
+    env = project_env(None)
+    env.pop("NMT_DATA_MIRROR", None)
+    return env
+
+
+def repro_project(root: Path, dvcfile: str) -> Path:
+    """Commit the scratch project at `root` and `dvc repro` its `dvcfile` (corpora from their URLs); an error
+    fails the test with the run's last output."""
+    env = url_env()
+    commit_project(root, env)
+    run = dvc(root, env, "repro", dvcfile)
+    assert run.returncode == 0, run.stderr[-3000:] + run.stdout[-3000:]
+    return root
+
+
+def check_directions(project: Path, config: str, test_sets: dict[str, set[str]]) -> None:
+    """Each direction of a multi-direction pipeline (models/<config>/<direction>/, ...) trained on its own
+    ids, packaged with its languages, scored on its `test_sets`, the two sharing one joint vocabulary."""
+    import json
+
+    def read(*parts: str) -> dict:
+        return json.loads(project.joinpath(*parts).read_text())
+
+    for direction, sets in test_sets.items():
+        src, tgt = direction.split("-")
+        assert read("models", config, direction, "onnx", "model.json")["languages"] == {"src": src, "tgt": tgt}
+        assert (project / "models" / config / direction / "ct2" / "ctranslate2" / "model.bin").is_file()
+        assert set(read("reports", config, direction, "metrics.json")) == sets
+        manifest = read("data", config, direction, "bin", "manifest.json")
+        assert (manifest["src_lang"], manifest["tgt_lang"]) == (src, tgt)
+    bpe = [read("data", config, d, "bin", "manifest.json")["vocab"]["bpe"] for d in test_sets]
+    assert all(b == bpe[0] for b in bpe)  # one joint vocabulary
+
+
 def dvc(project: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
     """Run the venv's dvc in `project`."""
     return subprocess.run([str(BIN / "dvc"), *args], cwd=project, env=env, capture_output=True, text=True,
