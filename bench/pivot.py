@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common.record import ROOT, write_result
+from bench.common.record import RESULTS, ROOT, write_result
 
 TEST_SET = "test_2016_flickr"
 
@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--second", type=Path, required=True, help="the package out of English (en-de)")
     p.add_argument("--direct", type=Path, help="a package of the pair itself, scored beside (optional)")
     p.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data", help="the corpus mirror folder")
+    p.add_argument("--results", type=Path, default=RESULTS, help="where pivot.json goes (bench/results)")
     args = p.parse_args(argv)
     first, second = LocalTranslator.open(args.first), LocalTranslator.open(args.second)
     src, tgt = first.model.languages[0], second.model.languages[1]
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
                      "sentences": len(hyps), "sacrebleu": round(bleu.corpus_score(hyps, [references]).score, 2),
                      "chrf": round(chrf.corpus_score(hyps, [references]).score, 2), "seconds": round(seconds, 1)})
         print(f"{route}: sacreBLEU {rows[-1]['sacrebleu']}, chrF {rows[-1]['chrf']} ({seconds:.0f} s)")
-    write_result("pivot", {"rows": rows, "signature": str(bleu.get_signature())}, repeats=1)
+    write_result("pivot", {"rows": rows, "signature": str(bleu.get_signature())}, repeats=1, out_dir=args.results)
     return 0
 
 
