@@ -88,19 +88,20 @@ def training(s: Sources) -> str:
     """docs/pairs.md: each direction's training beside the default pipeline's (de-en, the same recipe, this host)."""
     default = epoch_seconds(s, "train")
     rows = [["de-en (the default, `dvc.yaml`)", len(default), f"{sum(default) / 60:.1f}", f"{median(default):.0f}",
-             f"{s.report('validation/train')['stats']['updates']:,}"]]
+             f"{min(default):.0f}", f"{s.report('validation/train')['stats']['updates']:,}"]]
     for direction in DIRECTIONS:
         train = _optional(s, f"pairs/{direction}/validation/train")
         if train is None:
-            rows.append([direction, _pending(direction), "", "", ""])
+            rows.append([direction, _pending(direction), "", "", "", ""])
             continue
         seconds = epoch_seconds(s, f"pairs/{direction}/train")
         rows.append([direction, len(seconds), f"{sum(seconds) / 60:.1f}", f"{median(seconds):.0f}",
-                     f"{train['stats']['updates']:,}"])
-    return "\n".join([table(["direction", "epochs", "training, minutes", "median epoch, s", "updates"], rows, "lrrrr"),
+                     f"{min(seconds):.0f}", f"{train['stats']['updates']:,}"])
+    header = ["direction", "epochs", "training, minutes", "median epoch, s", "fastest epoch, s", "updates"]
+    return "\n".join([table(header, rows, "lrrrrr"),
                       "", "Minutes of epochs (validation included) as the train stage logged them, on the host each "
-                      "run trained on; the median epoch is the figure to compare when a run shared the machine "
-                      "for a while (a test run beside it slows the epochs it overlaps).", "",
+                      "run trained on. A run that shared the machine for a while (a test run beside it slows the "
+                      "epochs it overlaps) compares by its fastest epoch: every epoch does the same work.", "",
                       "Source: `reports/train/live/plots/metrics/epoch_s.tsv` (the default), "
                       "`reports/pairs/<direction>/train/live/plots/metrics/epoch_s.tsv`, "
                       "`reports/pairs/<direction>/validation/train.json` (train)."])
