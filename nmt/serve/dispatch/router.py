@@ -104,11 +104,13 @@ class Router:
     def route(self, source: str, target: str) -> Served:
         engine = self.engines.get(f"{source}-{target}")
         if engine is None:
-            what = f"{target} is not supported as a target of {source}" if source in self.sources() else \
-                f"{source} is not supported"
-            raise NotServed(f"{what}: this server translates {self.pairs()}, and any source into English to any "
-                            "target out of it (or auto to a target)")
+            raise NotServed(self._unsupported(source, target))
         return engine
+
+    def _unsupported(self, source: str, target: str) -> str:
+        what = f"{target} is not supported as a target of {source}" if source in self.sources() else \
+            f"{source} is not supported"
+        return f"{what}: this server translates {self.pairs()} (or auto to a target)"
 
     def detector(self) -> LanguageIdentifier:
         if self._detector is None:
@@ -148,7 +150,13 @@ class Router:
         """The packages that translate `source` into `target`, in order: its own package, else the one into
         English and the one out of it; `NotServed` when neither."""
         direct = self.engines.get(f"{source}-{target}")
-        return [direct] if direct is not None else self._through(source, target) or [self.route(source, target)]
+        if direct is not None:
+            return [direct]
+        through = self._through(source, target)
+        if through is None:
+            raise NotServed(f"{self._unsupported(source, target)}; a text goes through English with a package into "
+                            "English and one out of it")
+        return through
 
     def chains_auto(self, detected: Sequence[Detected], target: str) -> list[list[Served]]:
         """`route_auto` with pairs through English: each text's `chain` by its detected language (a text
