@@ -172,6 +172,9 @@ bench: install
 	$(LANGID_VENV)/bin/python -m bench.langid --data $(SHARED_DATA)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item publish
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item general/dvc.yaml:publish
+	$(BIN)/python -m bench.detect_pairs --data $(SHARED_DATA)  # every package under models/ in one server
+	$(BIN)/python -m bench.pivot --first models/pairs/fr-en/onnx --second models/general/en-de/onnx --data $(SHARED_DATA)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item pairs/dvc.yaml:publish
 
 # The GPU path's checks on a lent GPU (docs/training.md, bench/gpu_check.py): the data stages, then the bundle
 # .gpu/ (binarised Multi30k, vocabularies, the test set; git-ignored) that the device tool carries; the two device

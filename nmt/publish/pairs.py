@@ -22,7 +22,7 @@ DIRECTIONS = ("fr-en", "en-fr", "cs-en", "en-cs")
 GOALS = {"fr-en": 50.0, "en-fr": 55.0, "cs-en": 38.0, "en-cs": 31.0}  # issue 65's targets, test_2016_flickr
 TEST_SET = "test_2016_flickr"
 DETECT = "python -m bench.detect_pairs"
-PIVOT = "python -m bench.pivot --first models/pairs/fr-en/onnx --second models/en-de/onnx"
+PIVOT = "python -m bench.pivot --first models/pairs/fr-en/onnx --second models/general/en-de/onnx"
 
 
 def _optional(s: Sources, name: str) -> Any | None:
