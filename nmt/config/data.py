@@ -183,11 +183,6 @@ class DataConfig:
         return self.mix.languages if self.mix is not None else self.corpora[self.corpus].languages
 
     @property
-    def languages_key(self) -> str:
-        """The dotted key that states `languages`, for errors: the mix's, else the corpus's."""
-        return f"data.{'mixes' if self.mix is not None else 'corpora'}.{self.corpus}.languages"
-
-    @property
     def splits(self) -> list[str]:
         """The splits the validate stage writes, in order: a corpus's own, or a mix's train, val and tests."""
         return self.mix.splits if self.mix is not None else list(self.corpora[self.corpus].splits)

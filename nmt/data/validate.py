@@ -49,7 +49,7 @@ from nmt.errors import ConfigError, DataError
 from nmt.files.atomic import atomic_open, staged_dir
 from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
-from nmt.text.tokenizer import unknown_to_spacy
+from nmt.text.languages import unknown_to_spacy
 
 log = logging.getLogger(__name__)
 
@@ -256,11 +256,14 @@ def validate_corpus(data: DataConfig, cfg: ValidateConfig, raw_dir: Path, out_di
                           f"{data.corpus!r} is a single corpus: list it under data.mixes (docs/data.md) "
                           "or set them to {}")
     if missing := unknown_to_spacy(data.languages):
-        raise ConfigError(f"{data.languages_key}: spaCy has no tokenizer for {missing}: name languages by the "
-                          "ISO 639-1 codes spaCy knows (https://spacy.io/usage/models#languages), e.g. fr, cs")
+        key = f"data.{'mixes' if data.mix is not None else 'corpora'}.{data.corpus}.languages"
+        raise ConfigError(f"{key}: spaCy has no tokenizer for {missing}: name languages by the ISO 639-1 codes "
+                          "spaCy knows (https://spacy.io/usage/models#languages), e.g. fr, cs")
     clean, notes = rules_for_pair(cfg.clean, data.languages)
-    for note in notes:
-        gate.note(note)
+    if notes:  # what was left out and why, in the report's statistics and the log
+        gate.stats["notes"] = notes
+        for note in notes:
+            log.warning("validate: %s", note)
     cfg = dataclasses.replace(cfg, clean=clean)
     with staged_dir(out_dir) as tmp:
         if data.mix is not None:

@@ -46,7 +46,6 @@ class Gate:
     checks: list[Check] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
     gx_results: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # what the stage left out and why, e.g. a rule switched off
 
     @property
     def success(self) -> bool:
@@ -73,7 +72,7 @@ class Gate:
         report_dir = Path(report_dir)
         json_path, md_path = report_dir / f"{self.stage}.json", report_dir / f"{self.stage}.md"
         body = {"stage": self.stage, "success": self.success, "checks": [asdict(c) for c in self.checks],
-                "stats": self.stats, "notes": self.notes, "great_expectations": self.gx_results}
+                "stats": self.stats, "great_expectations": self.gx_results}
         atomic_write_text(json_path, json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n")
         atomic_write_text(md_path, self.markdown())
         failed = [c for c in self.checks if not c.success]
@@ -83,13 +82,7 @@ class Gate:
         log.info("%s gate passed (%d checks); report in %s", self.stage, len(self.checks), md_path)
 
     def markdown(self) -> str:
-        return render_markdown(self.stage, self.success, [asdict(c) for c in self.checks], self.stats, self.notes)
-
-    def note(self, text: str) -> None:
-        """Record (and log) something the stage left out, with why: said once however often it is noted."""
-        if text not in self.notes:
-            self.notes.append(text)
-            log.warning("%s: %s", self.stage, text)
+        return render_markdown(self.stage, self.success, [asdict(c) for c in self.checks], self.stats)
 
 
 def _describe_expectation(exp: Any) -> str:

@@ -64,16 +64,13 @@ def _cell(text: Any) -> str:
 
 
 def render_markdown(stage: str, success: bool, checks: Sequence[Mapping[str, Any]],
-                    stats: Mapping[str, Any] | None = None, notes: Sequence[str] = ()) -> str:
-    """A gate report as markdown: status, one table row per check, the notes (what was left out and
-    why), statistics as JSON."""
+                    stats: Mapping[str, Any] | None = None) -> str:
+    """A gate report as markdown: status, one table row per check, statistics as JSON."""
     lines = [f"# Gate `{stage}`: {'PASSED' if success else 'FAILED'}", "",
              "| check | result | expected | observed |", "| --- | --- | --- | --- |"]
     for c in checks:
         result = "ok" if c.get("success") else "**FAILED**"
         lines.append(f"| {c.get('name')} | {result} | {c.get('expected')} | {_cell(c.get('observed'))} |")
-    if notes:
-        lines += ["", "## Notes", "", *(f"- {n}" for n in notes)]
     if stats:
         lines += ["", "## Statistics", "", "```json", json.dumps(stats, indent=2, ensure_ascii=False), "```"]
     return "\n".join(lines) + "\n"

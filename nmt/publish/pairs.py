@@ -116,7 +116,7 @@ def data(s: Sources) -> str:
             rows.append([pair, f"not run yet: `make repro-pairs PAIR={pair}`", "", "", "", ""])
             continue
         stats = raw["stats"]
-        notes = "; ".join(raw.get("notes", [])) or "none"
+        notes = "; ".join(raw["stats"].get("notes", [])) or "none"
         rows.append([pair, *(f"{stats[k]['pairs_kept']:,}" for k in ("train", "val", TEST_SET)),
                      f"{vocab['stats']['src']['size']:,}", notes])
     return "\n".join([table(["pair", "train pairs", "val", TEST_SET, "joint vocabulary", "rules switched off"],

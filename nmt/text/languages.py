@@ -11,7 +11,10 @@ languages a model here has been trained in and their neighbours.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from nmt.text.tokenizer import import_spacy
 
 NEUTRAL_WARM_UP = "1, 2, 3."  # a language without a sentence below: digits and punctuation every model reads
 
@@ -67,3 +70,14 @@ def name(code: str) -> str:
 def warm_up(code: str) -> str:
     """A sentence in `code` to warm a model up with, or `NEUTRAL_WARM_UP`."""
     return language(code).warm_up or NEUTRAL_WARM_UP
+
+
+def unknown_to_spacy(codes: Iterable[str]) -> list[str]:
+    """The codes among `codes` spaCy has no tokenizer for (`spacy.blank` would fail on them)."""
+    spacy, missing = import_spacy(), []
+    for code in codes:
+        try:
+            spacy.util.get_lang_class(code)
+        except ImportError:
+            missing.append(code)
+    return missing

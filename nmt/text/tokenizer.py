@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
 
-from nmt.errors import ConfigError, DataError
+from nmt.errors import DataError
 from nmt.files.lines import iter_lines, read_lines
 
 SUFFIX = ".tsv"
@@ -45,22 +45,8 @@ def import_spacy() -> ModuleType:
     return spacy
 
 
-def unknown_to_spacy(languages: Iterable[str]) -> list[str]:
-    """The codes among `languages` spaCy has no tokenizer for (`spacy.blank` would fail)."""
-    spacy, missing = import_spacy(), []
-    for lang in languages:
-        try:
-            spacy.util.get_lang_class(lang)
-        except ImportError:
-            missing.append(lang)
-    return missing
-
-
 def make_tokenizer(lang: str, lowercase: bool) -> Callable[[Iterable[str]], Iterable[Tokenized]]:
     """A function from raw sentences to (tokens, flags), using spacy.blank(lang)."""
-    if unknown_to_spacy([lang]):
-        raise ConfigError(f"spaCy has no tokenizer for the language {lang!r}: name languages by the ISO 639-1 codes "
-                          "spaCy knows (https://spacy.io/usage/models#languages), e.g. 'fr', 'cs'")
     tokenizer = import_spacy().blank(lang).tokenizer
 
     def tokenize(texts: Iterable[str]) -> Iterable[Tokenized]:
