@@ -5,7 +5,8 @@ bytes; the work, in CPU seconds of this process (`time.process_time`, each read 
 has used a measurable amount, best of three), may grow about 4 times, never the 16 of a quadratic
 reader: the ratio is bounded (`LINEAR`), never an absolute time. A .docx of many tiny paragraphs
 and a zip member that lies about its size are refused early: the work for 4n is about that for n
-(the reader stops at the limit instead of after a full parse), and the lying member is never
+(the XML bytes parsed before the refusal are counted: the reader stops at the limit instead of after a
+full parse), and the lying member is never
 decompressed whole (peak Python memory and the bytes inflated stay bounded).
 """
 
@@ -123,6 +124,8 @@ def test_the_character_limit_stops_the_reading_early() -> None:
                        ("a.srt", lambda n: b"".join(_cue("Wort").replace(b"1", str(k).encode(), 1) + b"\n"
                                                     for k in range(n // 40)))):
         ratio = _growth(make, name, 200_000, limits)
+        if ratio >= 2.5:  # a CPU-time ratio: a busy host (the suite's other worker) can spoil one measurement
+            ratio = min(ratio, _growth(make, name, 200_000, limits))
         assert ratio < 2.5, f"{name}: 4x the text over the limit took {ratio:.1f}x the work"
 
 
@@ -143,16 +146,34 @@ def _docx_of(paragraphs: int) -> bytes:
     return out.getvalue()
 
 
-def test_a_docx_of_many_tiny_paragraphs_is_refused_early() -> None:
-    """Finding 4: the limit is counted while the XML is parsed, so 4x the paragraphs past it cost about
-    what 1x does (the reader used to parse the whole document first, then count)."""
+def _xml_bytes_parsed(data: bytes, limits: DocumentLimits, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The XML bytes the .docx reader fed its parser before refusing `data` over `limits` (counted, not timed)."""
+    from nmt.translate.markup.formats import docx as reader
+
+    fed = [0]
+    feed = reader._XmlCount.feed
+
+    def counting(self: object, chunk: bytes) -> None:
+        fed[0] += len(chunk)
+        feed(self, chunk)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(reader._XmlCount, "feed", counting)
+        with pytest.raises(DocumentTooLarge, match="characters.*limit is 1000"):
+            read_document("a.docx", data, limits)
+    return fed[0]
+
+
+def test_a_docx_of_many_tiny_paragraphs_is_refused_early(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limit is counted while the XML is parsed: 4x the paragraphs past it parse no more XML than 1x
+    (a reader that parsed the whole document first, then counted, would parse 4x the bytes). Counted in
+    bytes fed to the parser, so the test reads the same on a busy or a quiet host."""
     limits = DocumentLimits(max_chars=1_000)
-    with pytest.raises(DocumentTooLarge, match="characters.*limit is 1000"):
-        read_document("a.docx", _docx_of(5_000), limits)
     small, large = _docx_of(5_000), _docx_of(20_000)
-    ratio = (_cost(lambda: read_document("a.docx", large, limits))
-             / _cost(lambda: read_document("a.docx", small, limits)))
-    assert ratio < 2.0, f"4x the paragraphs past the limit took {ratio:.1f}x the work"
+    whole = len(zipfile.ZipFile(io.BytesIO(large)).read("word/document.xml"))
+    parsed_small, parsed_large = (_xml_bytes_parsed(d, limits, monkeypatch) for d in (small, large))
+    assert parsed_large == parsed_small, f"4x the paragraphs: {parsed_large} XML bytes parsed, 1x: {parsed_small}"
+    assert parsed_large < whole / 4, f"{parsed_large} of the document's {whole} XML bytes parsed before refusing"
     with pytest.raises(DocumentTooLarge, match="units.*limit is 100"):
         read_document("a.docx", _docx_of(5_000), DocumentLimits(max_units=100))
 
