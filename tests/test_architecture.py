@@ -19,7 +19,7 @@ import yaml
 
 from support.imports import ROOT, closure, direct_imports, expand, module_file
 
-PIPELINES = ("dvc.yaml", "general/dvc.yaml", "pairs/dvc.yaml")  # the default pipeline and two configurations
+PIPELINES = ("dvc.yaml", "general/dvc.yaml", "pairs/dvc.yaml", "finetune/dvc.yaml")  # the default and three more
 STAGES = {f"{file}:{name}": body.get("do", body) for file in PIPELINES  # a foreach stage: its `do`, once
           for name, body in yaml.safe_load((ROOT / file).read_text())["stages"].items()}
 # pipeline order: a module may import from its own part and earlier ones only

@@ -7,7 +7,6 @@ CLI translates French with the CTranslate2 model; a second run does nothing."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import shutil
 import subprocess
@@ -15,68 +14,21 @@ from pathlib import Path
 
 import httpx
 import pytest
-import yaml
 
-from support.corpus import ROOT, sha256
+from support.pairs import FR_CS, build_pairs
 from support.scratch import check_directions, repro_project, url_env
 from support.scratch import dvc as _dvc
 from support.serve import ThreadServer, config
 
 pytestmark = pytest.mark.slow
-FR_CS = ROOT.parent / "shared" / "data" / "multi30k-fr-cs"
 DIRECTIONS = ("fr-en", "en-fr")
-
-
-def _lines(path: Path) -> list[str]:
-    return gzip.decompress(path.read_bytes()).decode("utf-8").splitlines()
-
-
-def tiny_pair(src: Path) -> dict:
-    """pairs/fr-en.yaml's `data` for a tiny corpus: Multi30k val (1,014 pairs) as train, test_2016's first
-    150 pairs as val and the next 150 as test_2016_flickr."""
-    src.mkdir(parents=True)
-    files, splits = [], {}
-    cut = {"train": ("val", 0, None), "val": ("test_2016_flickr", 0, 150), "test_2016_flickr": ("test_2016_flickr",
-                                                                                                 150, 300)}
-    for split, (name, a, b) in cut.items():
-        splits[split] = {}
-        for lang in ("fr", "en"):
-            data = gzip.compress("".join(s + "\n" for s in _lines(FR_CS / f"{name}.{lang}.gz")[a:b]).encode(), mtime=0)
-            (src / f"{split}.{lang}.gz").write_bytes(data)
-            files.append({"name": f"{split}.{lang}.gz", "url": (src / f"{split}.{lang}.gz").as_uri(),
-                          "sha256": sha256(data)})
-            splits[split][lang] = f"{split}.{lang}.gz"
-    return {"languages": ["fr", "en"], "files": files, "splits": splits}
-
-
-def build(root: Path) -> Path:
-    for name in (".dvcignore", ".gitignore"):
-        shutil.copy(ROOT / name, root / name)
-    shutil.copytree(ROOT / "nmt", root / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "pairs").mkdir()
-    pipeline = yaml.safe_load((ROOT / "pairs" / "dvc.yaml").read_text())
-    del pipeline["stages"]["publish"]  # the pages' blocks: tests/test_published.py
-    for stage in pipeline["stages"].values():
-        each = stage["foreach"]
-        stage["foreach"] = ["fr-en"] if isinstance(each, list) else {d: each[d] for d in DIRECTIONS}
-    (root / "pairs" / "dvc.yaml").write_text(yaml.safe_dump(pipeline, sort_keys=False))
-    params = yaml.safe_load((ROOT / "pairs" / "fr-en.yaml").read_text())
-    params["data"]["corpora"] = {"multi30k-fr-cs": tiny_pair(root / "srv")}
-    for section, values in yaml.safe_load((ROOT / "tests" / "support" / "smoke_params.yaml").read_text()).items():
-        params[section].update(values)
-    params["validate"].update(min_pairs=50, min_train_pairs=500)
-    params["vocab"].update(bpe_merges=300, min_size=100)
-    params["export"].update(compare_sentences=64)
-    (root / "pairs" / "fr-en.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True))
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (FR_CS / "val.fr.gz").is_file():
         pytest.skip(f"the French-Czech Multi30k mirror is not at {FR_CS}")
-    return repro_project(build(tmp_path_factory.mktemp("pairs")), "pairs/dvc.yaml")
+    return repro_project(build_pairs(tmp_path_factory.mktemp("pairs"), DIRECTIONS), "pairs/dvc.yaml")
 
 
 def test_both_directions_are_trained_scored_exported_and_profiled(project: Path) -> None:

@@ -80,10 +80,12 @@ def changed_sentences(sources: list[str], refs: list[str], before: list[str], af
 
 def compare(parent: dict[str, dict[str, Any]], child: dict[str, dict[str, Any]], ft: FinetuneConfig,
             gate: Gate) -> list[dict[str, Any]]:
-    """One row per test set both were scored on; the general sets gated."""
-    missing = [s for s in ft.general_sets if s not in child or s not in parent]
-    gate.check("general sets scored", not missing, f"both models scored on {list(ft.general_sets)}",
-               f"missing: {missing}" if missing else "all scored")
+    """One row per test set both were scored on; the general sets gated (a set neither was scored on is
+    another direction's: `evaluate.test_set_directions`)."""
+    one_sided = [s for s in ft.general_sets if (s in child) != (s in parent)]
+    gate.check("general sets scored", not one_sided, "each general set scored for both models or neither",
+               f"scored for one only: {one_sided}" if one_sided else "both")
+    gate.stats["general_sets_of_the_other_direction"] = [s for s in ft.general_sets if s not in child | parent]
     rows = []
     for name in sorted(set(parent) & set(child)):
         row = {"set": name, "general": name in ft.general_sets,

@@ -136,8 +136,9 @@ def _changed(old: dict[str, Any], new: dict[str, Any], section: str) -> list[str
 
 def resume(ckpts: checkpoint.CheckpointDir, record: dict[str, Any], run: Run) -> Progress | None:
     """The newest good checkpoint restored into `run` when it was trained with `record`'s settings and
-    parent; none yet: `record` written for the run to come. Other settings: a `ConfigError` naming them
-    (the checkpoints kept); another parent or fine-tune code: a warning, and the run starts over."""
+    parent; none yet: `record` written for the run to come. An unfinished run with other settings: a
+    `ConfigError` naming them (the checkpoints kept); a finished one, another parent or other fine-tune
+    code: the run starts over."""
     path = ckpts.root / RUN_RECORD
     found = ckpts.newest_first()
     if found:
@@ -150,10 +151,15 @@ def resume(ckpts: checkpoint.CheckpointDir, record: dict[str, Any], run: Run) ->
                            {k: v for k, v in record["finetune"].items() if k not in _FT_FREE}, "finetune")
         changed += _changed({k: v for k, v in old.get("train", {}).items() if k not in _FREE},
                             {k: v for k, v in record["train"].items() if k not in _FREE}, "train")
-        if changed:
+        if changed and old.get("finished"):
+            log.info("%s: the fine-tune there finished with other settings (%s); starting this one", ckpts.root,
+                     "; ".join(changed))
+            ckpts.clear()
+            found = []
+        elif changed:
             raise ConfigError(f"{ckpts.root}: a fine-tune with other settings stopped here ({'; '.join(changed)}); "
                               f"set them back to resume it, or delete {ckpts.root} to start this one afresh")
-        if (old.get("parent", {}).get("sha256"), old.get("code")) != (record["parent"]["sha256"], record["code"]):
+        elif (old.get("parent", {}).get("sha256"), old.get("code")) != (record["parent"]["sha256"], record["code"]):
             log.warning("%s: trained from another parent or with other fine-tune code; starting over", ckpts.root)
             ckpts.clear()
             found = []
@@ -181,6 +187,14 @@ def resume(ckpts: checkpoint.CheckpointDir, record: dict[str, Any], run: Run) ->
 _FREE = {"epochs", "patience", "log_every", "save_every", "num_threads", "device", "max_val_loss", "keep_last",
          "average_last", "compile"}  # train settings a resumed fine-tune may change
 _FT_FREE = {"max_minutes", "general_sets", "max_general_drop"}  # and finetune settings (the clock, the compare gate)
+
+
+def finished(ckpts: checkpoint.CheckpointDir, prog: Progress, why: str) -> None:
+    """Mark the run in `run.json` as done (another run with other settings may then replace it)."""
+    path = ckpts.root / RUN_RECORD
+    record = json.loads(path.read_text(encoding="utf-8"))
+    record["finished"] = {"step": prog.step, "why": why}
+    atomic_write_text(path, json.dumps(record, indent=2) + "\n")
 
 
 @dataclass(frozen=True)
@@ -272,5 +286,6 @@ def finetune(parent: Parent, ft: FinetuneConfig, train_cfg: TrainConfig, vocab_d
                 break
     if run.live is not None:
         run.live.end()
+    finished(run.ckpts, prog, why)
     log.info("fine-tune stopped: %s", why)
     return run.model, prog, why

@@ -5,6 +5,7 @@ share, an interrupted fine-tune resumes to the same weights, and bad input is a 
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -20,8 +21,9 @@ import yaml
 from nmt.config.data import DataConfig, TokenizeConfig
 from nmt.config.finetune import FinetuneConfig
 from nmt.config.loader import from_dict
-from nmt.errors import ConfigError, DataError
-from nmt.finetune.loop import FinetuneSchedule, finetune, load_parent
+from nmt.errors import ConfigError, DataError, TrainingInterrupted
+from nmt.finetune import loop
+from nmt.finetune.loop import Deadline, FinetuneSchedule, finetune, load_parent
 from nmt.finetune.parent import ParentPaths, parent_stage
 from nmt.finetune.replay import epoch_mix, replay_count
 from nmt.model import checkpoint
@@ -119,12 +121,48 @@ def test_replay_without_the_parents_data_is_a_config_error(world) -> None:
         run(world, "no-replay-data", replay=False)
 
 
-def test_a_resumed_fine_tune_with_other_settings_is_refused_and_its_checkpoints_kept(world) -> None:
-    run(world, "changed", replace(FT, max_steps=10))
-    kept = sorted(p.name for p in (world["root"] / "changed").iterdir())
+class SigtermAfter(Deadline):
+    """A Deadline whose SIGTERM arrives once the loop has asked `n` times (mid-epoch: a few updates in)."""
+
+    n = 7
+
+    def __init__(self, minutes: float | None) -> None:
+        super().__init__(minutes)
+        self.asked = 0
+
+    @property
+    def requested(self) -> bool:
+        self.asked += 1
+        return self.asked > self.n
+
+    @requested.setter
+    def requested(self, value: bool) -> None:
+        pass
+
+
+def test_an_interrupted_fine_tune_with_other_settings_is_refused_and_its_checkpoints_kept(world, monkeypatch) -> None:
+    with monkeypatch.context() as patch:
+        patch.setattr(loop, "Deadline", SigtermAfter)
+        with pytest.raises(TrainingInterrupted):
+            run(world, "changed")
+    kept = {p.name: p.read_bytes() for p in (world["root"] / "changed").iterdir()}
+    assert any(name.endswith(".pt") for name in kept) and "finished" not in json.loads(kept["run.json"])
     with pytest.raises(ConfigError, match=r"finetune.lr: 0.003 -> 0.002.*set them back.*or delete"):
-        run(world, "changed", replace(FT, max_steps=10, lr=2e-3))
-    assert sorted(p.name for p in (world["root"] / "changed").iterdir()) == kept
+        run(world, "changed", replace(FT, lr=2e-3))
+    assert {p.name: p.read_bytes() for p in (world["root"] / "changed").iterdir()} == kept
+    resumed, prog, _ = run(world, "changed")  # the same settings: resumed, to the weights of a run never stopped
+    straight, _, _ = run(world, "straight")
+    assert prog.step == FT.max_steps and all(torch.equal(a, b) for a, b in zip(resumed.state_dict().values(),
+                                                                              straight.state_dict().values()))
+
+
+def test_a_finished_fine_tune_gives_way_to_one_with_other_settings(world) -> None:
+    run(world, "again", replace(FT, max_steps=10))
+    other, prog, _ = run(world, "again", replace(FT, max_steps=10, lr=2e-3))
+    fresh, _, _ = run(world, "fresh", replace(FT, max_steps=10, lr=2e-3))
+    assert prog.step == 10 and all(torch.equal(a, b) for a, b in zip(other.state_dict().values(),
+                                                                     fresh.state_dict().values()))
+    assert json.loads((world["root"] / "again" / "run.json").read_text())["finetune"]["lr"] == 2e-3
 
 
 def test_a_corpus_binarized_with_other_vocabularies_is_refused(world, tmp_path: Path) -> None:
