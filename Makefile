@@ -25,7 +25,7 @@ TEST_SEED ?= 20261125
 TEST_WORKERS ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: install repro repro-general repro-pairs blind blind-pairs lint test test-faults test-isa bench gpu-check lock clean-venv
+.PHONY: install repro repro-general repro-pairs finetune blind blind-pairs lint test test-faults test-isa bench gpu-check lock clean-venv
 
 install: $(VENV)/.installed
 
@@ -68,6 +68,16 @@ repro-pairs: install
 	@test -z "$(PAIR)" || test -f pairs/$(PAIR).yaml || { echo "make repro-pairs: no pairs/$(PAIR).yaml; the pairs are: \
 	$$(ls pairs | sed -n 's/\.yaml$$//p' | grep -v '^dvc$$' | tr '\n' ' ')(docs/pairs.md: adding a pair)" >&2; exit 2; }
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro $(PAIR_TARGETS)
+
+# Fine-tunes (docs/training.md, Fine-tuning): each of finetune/dvc.yaml, a trained parent continued on the corpus
+# of finetune/<data>.yaml and compared with it; DVC trains a parent that is not there yet first (the general
+# models: `make repro-general`). FINETUNE=multi30k-de-en: that fine-tune only.
+FINETUNE ?=
+finetune: install
+	@test -z "$(FINETUNE)" || grep -q "^      $(FINETUNE):$$" finetune/dvc.yaml || { echo "make finetune: no fine-tune \
+	$(FINETUNE) in finetune/dvc.yaml; they are: $$(sed -n '/^  parent:/,/^    do:/s/^      \([a-z0-9-]*\):$$/\1/p' \
+	finetune/dvc.yaml | tr '\n' ' ')" >&2; exit 2; }
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro $(if $(FINETUNE),finetune/dvc.yaml:compare@$(FINETUNE),finetune/dvc.yaml)
 
 # The blind sets (sources without references, $(BLIND)/README.md): each file translated with the general
 # package of its direction into reports/blind/<name>.<target language>, one line out per line in.

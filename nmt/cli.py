@@ -42,9 +42,11 @@ STAGES: dict[str, tuple[str, str]] = {
     "vocab": ("nmt.data.vocab", "word or BPE vocabularies from train (params: vocab); gated"),
     "binarize": ("nmt.data.binarize", "train and val ids in memory-mapped files for training; gated"),
     "train": ("nmt.train.stage", "train the Transformer (params: model, train); resumable; gated"),
-    "finetune-parent": ("nmt.finetune.parent", "a trained model's vocabularies for a new corpus to fine-tune on; gated"),
+    "finetune-parent": ("nmt.finetune.parent", "a trained model's vocabularies for a corpus to fine-tune on; gated"),
     "finetune": ("nmt.finetune.stage", "continue a trained model on your own data (params: train, finetune); "
                  "resumable; gated"),
+    "finetune-compare": ("nmt.finetune.compare", "a fine-tune beside its parent on every test set; gated on the "
+                         "general sets (params: finetune)"),
     "evaluate": ("nmt.evaluate.stage", "translate and score the test sets (params: evaluate); HTML report; gated"),
     "export": ("nmt.export.stage", "ONNX package with its model card (params: export); parity-gated"),
     "ctranslate2": ("nmt.export.ct2_stage", "CTranslate2 model of the same weights (params: export); BLEU-gated"),
