@@ -4,18 +4,15 @@ fine-tune's own schedule and budget, with the train stage's update, validation a
 Read top to bottom: `load_parent()` reads the model the run starts from; `setup()` builds the
 train loop's `Run` around it (fresh Adam, `FinetuneSchedule`); `finetune()` runs epochs of the new
 pairs and a fresh replay sample (`nmt.finetune.replay`) through `nmt.train.loop.run_epoch` and
-`end_of_epoch` until `max_steps`, early stopping or `max_minutes` (`Deadline`). A run resumes from
-its checkpoints only with the settings it started with (`run.json` beside them): other settings
-are an error naming them, never a silent restart that throws the done updates away.
+`end_of_epoch` until `max_steps`, early stopping or `max_minutes` (`Deadline`). An interrupted run
+resumes from its checkpoints only with the settings it started with (nmt/finetune/resume.py).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +22,9 @@ from nmt.config.finetune import FinetuneConfig
 from nmt.config.model import ModelConfig
 from nmt.config.train import TrainConfig
 from nmt.errors import ConfigError, DataError, TrainingInterrupted
-from nmt.files.atomic import atomic_write_text
 from nmt.files.digest import sha256_file
 from nmt.finetune.replay import epoch_mix
+from nmt.finetune.resume import finished, resume, run_record
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer, build_model
 from nmt.text.vocabularies import Vocabularies, load_vocabularies
@@ -37,15 +34,11 @@ from nmt.train.live import open_live
 from nmt.train.loop import Epoch, all_positions, end_of_epoch, lazy_loss_checks, pick_device, run_epoch, save, use_bf16
 from nmt.train.loss import LabelSmoothingKL
 from nmt.train.pairs import PairArrays, bin_direction, open_split
-from nmt.train.resume import Progress, restore, resume_conflict
+from nmt.train.resume import Progress
 from nmt.train.run import Run, attention_kernels
 from nmt.train.stop import GracefulStop
 
 log = logging.getLogger(__name__)
-
-RUN_RECORD = "run.json"  # beside the checkpoints: the settings and parent they were trained with
-_CODE = ("finetune/loop.py", "finetune/replay.py")  # modules that decide the weights beyond nmt/train's
-_NMT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -117,86 +110,6 @@ class Deadline(GracefulStop):
         self._signalled = value
 
 
-def code_fingerprint() -> str:
-    digest = hashlib.sha256()
-    for name in _CODE:
-        digest.update((_NMT / name).read_bytes())
-    return digest.hexdigest()
-
-
-def run_record(parent: Parent, ft: FinetuneConfig, cfg: TrainConfig) -> dict[str, Any]:
-    record = {"parent": {"path": str(parent.path), "sha256": parent.sha256}, "finetune": asdict(ft),
-              "train": asdict(cfg), "code": code_fingerprint()}
-    return json.loads(json.dumps(record))  # as run.json reads back (tuples as lists)
-
-
-def _changed(old: dict[str, Any], new: dict[str, Any], section: str) -> list[str]:
-    return [f"{section}.{k}: {old.get(k)!r} -> {new[k]!r}" for k in new if old.get(k) != new[k]]
-
-
-def resume(ckpts: checkpoint.CheckpointDir, record: dict[str, Any], run: Run) -> Progress | None:
-    """The newest good checkpoint restored into `run` when it was trained with `record`'s settings and
-    parent; none yet: `record` written for the run to come. An unfinished run with other settings: a
-    `ConfigError` naming them (the checkpoints kept); a finished one, another parent or other fine-tune
-    code: the run starts over."""
-    path = ckpts.root / RUN_RECORD
-    found = ckpts.newest_first()
-    if found:
-        try:
-            old = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            raise ConfigError(f"{ckpts.root} holds checkpoints but no readable {RUN_RECORD}: not a fine-tune's; "
-                              "point --checkpoints at an empty folder or delete this one") from None
-        changed = _changed({k: v for k, v in old.get("finetune", {}).items() if k not in _FT_FREE},
-                           {k: v for k, v in record["finetune"].items() if k not in _FT_FREE}, "finetune")
-        changed += _changed({k: v for k, v in old.get("train", {}).items() if k not in _FREE},
-                            {k: v for k, v in record["train"].items() if k not in _FREE}, "train")
-        if changed and old.get("finished"):
-            log.info("%s: the fine-tune there finished with other settings (%s); starting this one", ckpts.root,
-                     "; ".join(changed))
-            ckpts.clear()
-            found = []
-        elif changed:
-            raise ConfigError(f"{ckpts.root}: a fine-tune with other settings stopped here ({'; '.join(changed)}); "
-                              f"set them back to resume it, or delete {ckpts.root} to start this one afresh")
-        elif (old.get("parent", {}).get("sha256"), old.get("code")) != (record["parent"]["sha256"], record["code"]):
-            log.warning("%s: trained from another parent or with other fine-tune code; starting over", ckpts.root)
-            ckpts.clear()
-            found = []
-    if not found:
-        ckpts.root.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(record, indent=2) + "\n")
-        return None
-    for latest in found:
-        try:
-            state = checkpoint.load(latest)
-            break
-        except DataError as exc:
-            log.warning("%s; resuming from the checkpoint before it", exc)
-            latest.unlink(missing_ok=True)
-    else:
-        return None
-    conflict = resume_conflict(state, run.model_cfg, run.cfg, run.vocabs)
-    if conflict is not None:
-        log.warning("not resuming from %s: %s; starting over", latest, conflict)
-        ckpts.clear()
-        return None
-    return restore(state, latest, run.model, run.optimizer, run.scheduler)
-
-
-_FREE = {"epochs", "patience", "log_every", "save_every", "num_threads", "device", "max_val_loss", "keep_last",
-         "average_last", "compile"}  # train settings a resumed fine-tune may change
-_FT_FREE = {"max_minutes", "general_sets", "max_general_drop"}  # and finetune settings (the clock, the compare gate)
-
-
-def finished(ckpts: checkpoint.CheckpointDir, prog: Progress, why: str) -> None:
-    """Mark the run in `run.json` as done (another run with other settings may then replace it)."""
-    path = ckpts.root / RUN_RECORD
-    record = json.loads(path.read_text(encoding="utf-8"))
-    record["finished"] = {"step": prog.step, "why": why}
-    atomic_write_text(path, json.dumps(record, indent=2) + "\n")
-
-
 @dataclass(frozen=True)
 class Data:
     new: PairArrays  # the new corpus's training pairs within train.max_len
@@ -242,7 +155,7 @@ def setup(parent: Parent, ft: FinetuneConfig, train_cfg: TrainConfig, vocab_dir:
               optimizer=optimizer, scheduler=scheduler, ckpts=ckpts, device=device, info=info,
               bf16=use_bf16(cfg.precision, device), lazy_checks=lazy_loss_checks(device),
               all_positions=all_positions(cfg.loss_positions, device), live=None)
-    prog = resume(ckpts, run_record(parent, ft, cfg), run)
+    prog = resume(ckpts, run_record(parent.path, parent.sha256, ft, cfg), run)
     run = replace(run, live=open_live(live_dir, resume=prog is not None, step=prog.step if prog else 0))
     log.info("fine-tuning %s (%s) on %d new pairs%s; update %d of %d", parent.path, vocabs.direction, len(data.new),
              f" + {ft.replay:.0%} replayed" if data.replay is not None else "", prog.step if prog else 0, ft.max_steps)
