@@ -136,9 +136,11 @@ def judge_commit(registry: Registry, commit: str, champion: tuple[str, str] | No
     """The decision on `commit` against `champion` ((version, commit) at the stage, or None): by
     evidence on every set either was scored on (flows/promotion.py), else, where the project has
     no packages, `decide` on point scores, saying so. A champion package that cannot be fetched
-    raises a RegistryError unless `allow_point_score` (then point scores decide, saying so)."""
+    raises a RegistryError unless `allow_point_score` (then point scores decide, saying so). A
+    fine-tune's champion is its parent (`Model.parent_package`): its scores on the fine-tune's sets and
+    its package, at the same commit."""
     challenger = scores(registry.metrics_at(commit))
-    old = scores(registry.metrics_at(champion[1])) if champion else None
+    old = scores(registry.metrics_at(champion[1], registry.model.parent_metrics)) if champion else None
     decision = decide(challenger, old, rule.max_bleu_drop, gates_passed, champion[0] if champion else None,
                       metrics=registry.model.metrics, allow_champion_without_metrics=allow_champion_without_metrics)
     if champion is None or not gates_passed or not challenger:  # first model, a failed gate, nothing to judge
@@ -150,7 +152,7 @@ def judge_commit(registry: Registry, commit: str, champion: tuple[str, str] | No
     try:
         with tempfile.TemporaryDirectory(prefix="nmt-promote-") as work:
             evidence = by_evidence(registry.repo, registry.model, champion[1], commit, names, rule, Path(work),
-                                   decoded_by)
+                                   decoded_by, registry.model.parent_package)
     except ChampionUnavailable as exc:
         if not allow_point_score:
             raise RegistryError(

@@ -180,11 +180,12 @@ class Registry:
         log.info("%s: %s moved back from %s to %s", ", ".join(self.artifacts), self.stage, champion, earlier)
         return champion, earlier
 
-    def metrics_at(self, commit: str) -> dict[str, Any]:
-        """The model's evaluate metrics as committed in `commit` ({} when it has none)."""
+    def metrics_at(self, commit: str, path: str | None = None) -> dict[str, Any]:
+        """The model's evaluate metrics (or the metrics file `path`) as committed in `commit` ({} when it has none)."""
+        path = path or self.model.metrics
         try:
-            return json.loads(_git(self.repo, "show", f"{commit}:{self.model.metrics}"))
+            return json.loads(_git(self.repo, "show", f"{commit}:{path}"))
         except RegistryError:
             return {}  # the run wrote no metrics: decide() says so
         except json.JSONDecodeError as exc:
-            raise RegistryError(f"{self.model.metrics} at {commit[:8]}: not JSON: {exc}") from None
+            raise RegistryError(f"{path} at {commit[:8]}: not JSON: {exc}") from None

@@ -138,18 +138,20 @@ def no_packages(repo: Path, model: Model) -> str | None:
 
 
 def by_evidence(repo: Path, model: Model, champion_commit: str, challenger_commit: str, names: Sequence[str],
-                cfg: PromoteConfig, work: Path, decoded_by: SideBySide | None = None) -> EvidenceDecision | str:
+                cfg: PromoteConfig, work: Path, decoded_by: SideBySide | None = None,
+                champion_package: str | None = None) -> EvidenceDecision | str:
     """The evidence decision on the sets `names` (every set either model was scored on), or, when
     the project has no packages (`no_packages`), why not (the registry then falls back on point
     scores). A champion package that cannot be fetched raises `ChampionUnavailable`. Packages are
     fetched into `work`; `decoded_by` decodes them (default `decode_side_by_side`; tests inject
-    prepared translations)."""
+    prepared translations). `champion_package`: the champion's package path when it is another
+    model's (a fine-tune's parent), else the model's own."""
     why = no_packages(repo, model)
     if why is not None:
         return why
     package = str(model.package)  # declared: no_packages said so
     champion, challenger = Path(work) / "champion", Path(work) / "challenger"
-    why = fetch_package(repo, package, champion_commit, champion)
+    why = fetch_package(repo, champion_package or package, champion_commit, champion)
     if why is not None:
         raise ChampionUnavailable(why)
     why = fetch_package(repo, package, challenger_commit, challenger)
@@ -159,7 +161,8 @@ def by_evidence(repo: Path, model: Model, champion_commit: str, challenger_commi
     if languages(champion) != (src, tgt):
         raise RegistryError(f"the champion's package translates {'-'.join(languages(champion))}, the challenger's "
                             f"{src}-{tgt}: not the same task")
-    sets = gated_sets(evaluate_data(repo, model.dvcfile), names, src, tgt)
+    data = Path(repo) / model.test_data if model.test_data else evaluate_data(repo, model.dvcfile)
+    sets = gated_sets(data, names, src, tgt)
     log.info("%s: champion and challenger packages decode %s side by side", model.name, ", ".join(sets))
     return judge(sets, decoded_by or decode_side_by_side, champion, challenger, cfg)
 

@@ -25,6 +25,8 @@ the package at `prod` with `dvc artifacts get REPO nmt-de-en-onnx --stage prod -
 Each model a dvc.yaml declares is promoted on its own metrics (flows/models.py): the default
 dvc.yaml has one; general/dvc.yaml one per direction (`general:nmt-de-en` on
 reports/general/de-en/metrics.json, `general:nmt-en-de` on reports/general/en-de/metrics.json).
+A fine-tune of finetune/dvc.yaml is judged against the model it came from (its parent's package
+and scores on the fine-tune's sets, at the same commit) and takes the stage only on that evidence.
 
     python -m flows.registry promote [--rev HEAD] [--max-bleu-drop X]  # register a commit, promote on the evidence
     python -m flows.registry promote --allow-champion-without-metrics  # the champion has no scores: promote anyway
@@ -32,6 +34,7 @@ reports/general/de-en/metrics.json, `general:nmt-en-de` on reports/general/en-de
     python -m flows.registry show                                      # versions and the one at prod
     python -m flows.registry rollback [--model nmt-de-en]              # prod back to the version before it
     python -m flows.registry --dvcfile general/dvc.yaml promote [--model general:nmt-en-de]  # per direction
+    python -m flows.registry --dvcfile finetune/dvc.yaml promote  # each fine-tune against its parent
 """
 
 from __future__ import annotations
@@ -79,7 +82,8 @@ def promote_commit(repo: Path, ref: str, max_bleu_drop: float, stage: str = "pro
     rule = replace(rule or PromoteConfig(), stage=stage, max_bleu_drop=max_bleu_drop)
     registry = Registry(repo, model, stage=stage)
     commit = registry.commit(ref)
-    champion = registry.prod()
+    parent = registry.model.parent
+    champion = (f"{parent} (the parent)", commit) if registry.model.parent_package else registry.prod()
     decision = judge_commit(registry, commit, champion, rule, gates_passed, allow_champion_without_metrics, decoded_by,
                             allow_point_score)
     version = registry.register(commit, message=decision.reason)

@@ -36,6 +36,11 @@ def build(root: Path) -> Path:
         each = stage["foreach"]
         stage["foreach"] = ["tiny"] if isinstance(each, list) else {
             KEY: {"data": "tiny", "direction": "fr-en", "parent": "pairs/fr-en"}}
+    meta = {"direction": "fr-en", "metrics": f"reports/finetune/{KEY}/metrics.json", "parent": "pairs:nmt-fr-en",
+            "parent_package": "models/pairs/fr-en/onnx", "test_data": "data/finetune/tiny/validated",
+            "parent_metrics": f"reports/finetune/{KEY}/parent/metrics.json"}
+    pipeline["artifacts"] = {f"nmt-{KEY}-onnx": {"path": f"../models/finetune/{KEY}/onnx", "type": "model",
+                                                 "meta": meta}}
     (root / "finetune" / "dvc.yaml").write_text(yaml.safe_dump(pipeline, sort_keys=False))
     params = smoke(yaml.safe_load((ROOT / "pairs" / "fr-en.yaml").read_text()))
     params["data"]["corpora"] = {"multi30k-fr-cs": tiny_corpus(root / "srv-finetune", CUT)}
@@ -85,6 +90,23 @@ def test_the_fine_tuned_model_translates_from_the_cli(project: Path, tmp_path: P
                          text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert len((tmp_path / "out.en").read_text(encoding="utf-8").splitlines()) == 2
+
+
+def test_the_registry_judges_the_fine_tune_against_its_parent(project: Path) -> None:
+    """Both packages (the parent's exported here) decode the fine-tune's test sets side by side; the
+    record names the parent as the champion, whatever the decision."""
+    env = url_env()
+    assert dvc(project, env, "repro", "pairs/dvc.yaml:export@fr-en").returncode == 0
+    for args in (["add", "-A"], ["commit", "-qm", "runs"]):
+        subprocess.run(["git", *args], cwd=project, check=True, env=env)
+    python = str(Path(shutil.which("python", path=env["PATH"])))
+    run = subprocess.run([python, "-m", "flows.registry", "--params", "finetune/tiny.yaml", "--dvcfile",
+                          "finetune/dvc.yaml", "promote"], cwd=project, env=env | {"PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    record = json.loads((project / "reports" / "promotion" / f"finetune-nmt-{KEY}-onnx.json").read_text())
+    assert record["champion_version"] == "pairs:nmt-fr-en (the parent)" and record["rule"] == "evidence"
+    assert {s["test_set"] for s in record["evidence"]["sets"]} == {"test_2016_flickr", "test_own"}
 
 
 def test_a_second_run_does_nothing(project: Path) -> None:

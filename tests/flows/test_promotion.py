@@ -229,3 +229,72 @@ def test_a_higher_unk_rate_is_refused_on_the_evidence_path_too(repo: Path) -> No
     assert not decision.promote and registry.prod()[0] == "v0.0.1"
     assert decision.reason == "<unk> rate on test_b rose to 0.02 (the champion v0.0.1's: 0)"
     assert calls == []
+
+
+FINETUNE_YAML = """artifacts:
+  nmt-ft-onnx:
+    path: ../models/finetune/ft/onnx
+    type: model
+    meta: {direction: de-en, metrics: reports/finetune/ft/metrics.json, parent: "general:nmt-de-en",
+           parent_package: models/general/de-en/onnx, parent_metrics: reports/finetune/ft/parent/metrics.json,
+           test_data: data/finetune/own/validated}
+stages: {}
+"""
+
+
+def _commit_finetune(repo: Path, run: int) -> None:
+    """A fine-tune's outcome: its package and the parent's (both DVC-tracked), both scored on its sets."""
+    for folder, made_by in (("models/general/de-en/onnx", 1), ("models/finetune/ft/onnx", run)):
+        if (repo / f"{folder}.dvc").is_file() and made_by == 1:
+            continue  # the parent stays as it was
+        (repo / folder).mkdir(parents=True, exist_ok=True)
+        (repo / folder / "model.json").write_text(json.dumps({"languages": {"src": "de", "tgt": "en"}, "run": made_by}))
+        result = dvc(repo, project_env(), "add", "-q", folder)
+        assert result.returncode == 0, result.stderr
+    for folder in ("reports/finetune/ft", "reports/finetune/ft/parent"):
+        (repo / folder).mkdir(parents=True, exist_ok=True)
+        (repo / folder / "metrics.json").write_text(json.dumps({n: {"sacrebleu": 40.0, "chrf": 60.0} for n in SETS}))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", f"fine-tune {run}")
+
+
+@pytest.fixture()
+def finetune_repo(tmp_path: Path) -> Path:
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", "user.email", "ci@example.com")
+    _git(tmp_path, "config", "user.name", "ci")
+    assert dvc(tmp_path, project_env(), "init", "-q").returncode == 0
+    (tmp_path / "finetune").mkdir()
+    (tmp_path / "finetune" / "dvc.yaml").write_text(FINETUNE_YAML)
+    data = tmp_path / "data" / "finetune" / "own" / "validated"
+    data.mkdir(parents=True)
+    for name in SETS:
+        (data / f"{name}.de").write_text("".join(f"Satz {i}\n" for i in range(LINES)))
+        (data / f"{name}.en").write_text("".join(r + "\n" for r in references(name)))
+    _commit_finetune(tmp_path, 2)
+    return tmp_path
+
+
+def test_a_fine_tune_is_judged_against_its_parent_even_as_the_first_version(finetune_repo: Path) -> None:
+    """No fine-tune at prod yet is no free pass: the parent's package (run 1) is the champion, decoded on
+    the fine-tune's test sets; significantly worse on one: registered, not promoted. A fine-tune as
+    good as its parent within the margins: promoted."""
+    from flows.models import declared_models
+
+    model = declared_models(finetune_repo, "finetune/dvc.yaml")[0]
+    calls: list[dict] = []
+    worse = {"test_a": champion_lines("test_a"), "test_b": worse_lines("test_b")}
+    decision, version, registry = promote_commit(finetune_repo, "HEAD", 0.0, model=model,
+                                                 decoded_by=prepared(worse, 10.0, 10.0, calls))
+    assert (version, decision.promote, decision.rule) == ("v0.0.1", False, "evidence")
+    assert registry.prod() is None and calls[0]["runs"] == [1, 2]  # the parent's package against the fine-tune's
+    assert decision.champion_version == "general:nmt-de-en (the parent)"
+    assert decision.reason.startswith("significantly worse on test_b")
+    _commit_finetune(finetune_repo, 3)
+    same = {n: champion_lines(n) for n in SETS}
+    decision, version, registry = promote_commit(finetune_repo, "HEAD", 0.0, model=model,
+                                                 decoded_by=prepared(same, 10.0, 10.0, calls))
+    assert (version, decision.promote, registry.prod()[0]) == ("v0.0.2", True, "v0.0.2")
+    assert calls[-1]["runs"] == [1, 3]  # again the parent, not the fine-tune registered before
+    record = json.loads((finetune_repo / "reports" / "promotion" / "finetune-nmt-ft-onnx.json").read_text())
+    assert record["promoted"] and record["champion_version"] == "general:nmt-de-en (the parent)"
