@@ -1,0 +1,51 @@
+"""The fine-tune's params: finetune/multi30k.yaml loads for every fine-tune stage, its data section is
+general/params.yaml's for the corpora it uses, and the own-data example in docs/training.md is a data
+section the loader takes (its `...` filled: the SHA-256 placeholders, the news corpus from multi30k.yaml)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from nmt.config.data import DataConfig
+from nmt.config.finetune import FinetuneConfig
+from nmt.config.loader import from_dict, load_sections
+from nmt.errors import ConfigError
+from support.corpus import ROOT
+
+PARAMS = ROOT / "finetune" / "multi30k.yaml"
+
+
+@pytest.mark.parametrize("module", ["nmt.finetune.parent", "nmt.finetune.stage", "nmt.finetune.compare",
+                                    "nmt.data.validate", "nmt.evaluate.stage", "nmt.export.stage"])
+def test_every_stage_loads_its_sections(module: str) -> None:
+    import dataclasses
+    import importlib
+
+    stage = importlib.import_module(module)
+    params_cls = next(v for k, v in vars(stage).items() if k.endswith("Params") and dataclasses.is_dataclass(v))
+    assert load_sections(PARAMS, params_cls) is not None
+
+
+def test_the_corpora_are_the_general_configurations() -> None:
+    mine = yaml.safe_load(PARAMS.read_text())["data"]["corpora"]
+    general = yaml.safe_load((ROOT / "general" / "params.yaml").read_text())["data"]["corpora"]
+    assert mine == {name: general[name] for name in mine}
+
+
+def test_the_own_data_example_in_the_docs_loads() -> None:
+    block = re.search(r"```yaml\n(data:.*?)```", (ROOT / "docs" / "training.md").read_text(), re.S).group(1)
+    data = yaml.safe_load(block.replace('sha256: "..."', f'sha256: "{"0" * 64}"'))["data"]
+    data["corpora"]["wmt-news"] = yaml.safe_load(PARAMS.read_text())["data"]["corpora"]["wmt-news"]
+    assert from_dict(DataConfig, data, key="data").corpus == "client-finetune"
+
+
+@pytest.mark.parametrize(("values", "key"), [({"lr": 0.0}, "lr"), ({"replay": 1.0}, "replay"),
+                                             ({"warmup": 1000, "max_steps": 1000}, "warmup"),
+                                             ({"max_minutes": -1.0}, "max_minutes"),
+                                             ({"general_sets": ["a", "a"]}, "general_sets")])
+def test_bad_settings_name_their_key(values: dict, key: str) -> None:
+    with pytest.raises(ConfigError, match=rf"finetune\.{key}:"):
+        from_dict(FinetuneConfig, values, key="finetune")
