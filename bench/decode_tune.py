@@ -8,6 +8,14 @@ best mean over both directions' sources (rounded to 2 decimals as written; a tie
 first, nmt/ranking.py) is the one to state in general/params.yaml's `evaluate`
 section. No test set is decoded.
 
+A pair of pairs/ (one corpus, no mix) has one dev source, its val split: `--params pairs/<pair>.yaml` with that
+pair's models, and the setting best over its directions is the one to state in the pair file's `evaluate`
+(`--name decode_tune_<pair>` keeps each pair's result apart):
+
+    python -m bench.decode_tune --params pairs/fr-en.yaml --data data/pairs/fr-en/validated \\
+        --models models/pairs/fr-en/model.pt models/pairs/en-fr/model.pt \\
+        --settings 16:1.0 16:1.4 16:1.8 16:2.2 16:2.6 --per-source 0 --name decode_tune_fr-en
+
 The val split is cut into its sources as the data stage wrote it (nmt.data.mixing: the dev sources in
 the mix's order, then each train source's dev share), with the counts of its gate report.
 
@@ -114,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--params", type=Path, default=Path("general/params.yaml"), help="the params file with the mix")
     p.add_argument("--data", type=Path, required=True,
                    help="the validated corpus with val.<lang> (data/general/validated)")
-    p.add_argument("--gate", type=Path, required=True,
+    p.add_argument("--gate", type=Path, default=None,
                    help="the validate stage's gate report, with each source's counts "
-                        "(reports/general/validation/raw.json)")
+                        "(reports/general/validation/raw.json); a mix only")
     p.add_argument("--models", type=Path, nargs="+", required=True, help="final model files, one per direction")
     p.add_argument("--settings", type=parse_setting, nargs="+", required=True, metavar="BEAM:ALPHA",
                    help="decoding settings to compare")
@@ -125,20 +133,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch-size", type=int, default=64, help="sentences decoded together")
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     p.add_argument("--out", type=Path, default=None, help="results folder (default bench/results)")
+    p.add_argument("--name", default="decode_tune", help="the result's name: <out>/<name>.json")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     if args.threads:
         torch.set_num_threads(args.threads)
-    mix = load_sections(args.params, TuneParams).data.mix
-    if mix is None:
-        p.error(f"--params {args.params}: data.corpus is not a mix; the val split has no sources to tell apart")
-    try:
-        tallies = json.loads(args.gate.read_text(encoding="utf-8"))["stats"]["sources"]
-        segments = val_segments(mix, tallies)
-    except (OSError, ValueError, KeyError) as exc:
-        p.error(f"--gate {args.gate}: no per-source counts there ({exc!r}); is it the validate stage's raw.json?")
+    data = load_sections(args.params, TuneParams).data
+    if data.mix is None:  # one corpus: its val split is the one dev source
+        segments = [(f"{data.corpus} val", 0, len(read_lines(split_file(args.data, "val", data.languages[0]))))]
+    elif args.gate is None:
+        p.error(f"--params {args.params}: data.corpus is a mix; --gate names its validate report (raw.json)")
+    else:
+        try:
+            tallies = json.loads(args.gate.read_text(encoding="utf-8"))["stats"]["sources"]
+            segments = val_segments(data.mix, tallies)
+        except (OSError, ValueError, KeyError) as exc:
+            p.error(f"--gate {args.gate}: no per-source counts there ({exc!r}); is it the validate stage's raw.json?")
     dev: dict[str, dict[str, list[str]]] = {name: {} for name, _, _ in segments}
-    for lang in mix.languages:
+    for lang in data.languages:
         lines = read_lines(split_file(args.data, "val", lang))
         if len(lines) != segments[-1][2]:
             p.error(f"{split_file(args.data, 'val', lang)}: {len(lines)} lines, the gate report counts "
@@ -150,13 +162,14 @@ def main(argv: list[str] | None = None) -> int:
                                   if (r["beam_size"], r["alpha"]) == (d.beam_size, d.alpha)), 2) for d in args.settings}
     # the written (rounded) means decide, so the result file shows why; a tie: the setting listed first
     best = ranking.best(args.settings, lambda d: means[label(d)])
-    log.info("best on dev: %s (mean sacreBLEU %.2f over both directions' sources)", label(best), means[label(best)])
+    log.info("best on dev: %s (mean sacreBLEU %.2f over the directions' sources)", label(best), means[label(best)])
     kwargs = {} if args.out is None else {"out_dir": args.out}
-    write_result("decode_tune", {"per_source": args.per_source, "sources": {n: e - s for n, s, e in segments},
-                                 "decoded": {n: len(sides[mix.languages[0]]) for n, sides in dev.items()},
-                                 "directions": directions,
-                                 "means": means,
-                                 "best": {"beam_size": best.beam_size, "alpha": best.alpha}}, repeats=1, **kwargs)
+    write_result(args.name, {"params": str(args.params), "per_source": args.per_source,
+                             "sources": {n: e - s for n, s, e in segments},
+                             "decoded": {n: len(sides[data.languages[0]]) for n, sides in dev.items()},
+                             "directions": directions,
+                             "means": means,
+                             "best": {"beam_size": best.beam_size, "alpha": best.alpha}}, repeats=1, **kwargs)
     return 0
 
 

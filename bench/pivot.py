@@ -7,7 +7,7 @@ path: sentences, spans, the loop guard; the server's chain runs the same steps, 
 with its package's card defaults (beam, length penalty). Beside it, when `--direct` names a fr-de package,
 that package on the same lines.
 
-    python -m bench.pivot --first models/pairs/fr-en/onnx --second models/general/en-de/onnx [--data ../shared/data]
+    python -m bench.pivot --first models/pairs/fr-en/onnx --second models/pairs/en-de/onnx [--data ../shared/data]
 
 Results (`bench/results/pivot.json`, key `results`): rows of route, packages, test set, sentences,
 sacreBLEU, chrF and seconds; the sacreBLEU signature.

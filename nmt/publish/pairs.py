@@ -17,12 +17,15 @@ from typing import Any
 
 from nmt.publish.sources import Sources, measured, not_yet, table
 
-PAIRS = ("fr-en", "cs-en")
-DIRECTIONS = ("fr-en", "en-fr", "cs-en", "en-cs")
+PAIRS = ("fr-en", "cs-en", "de-en")
+# de-en's own direction is the default pipeline's (dvc.yaml): the pairs train its en-de only
+DIRECTIONS = ("fr-en", "en-fr", "cs-en", "en-cs", "en-de")
 GOALS = {"fr-en": 50.0, "en-fr": 55.0, "cs-en": 38.0, "en-cs": 31.0}  # issue 65's targets, test_2016_flickr
 TEST_SET = "test_2016_flickr"
 DETECT = "python -m bench.detect_pairs"
-PIVOT = "python -m bench.pivot --first models/pairs/fr-en/onnx --second models/general/en-de/onnx"
+TUNE = ("python -m bench.decode_tune --params pairs/{pair}.yaml --data data/pairs/{pair}/validated --models "
+        "models/pairs/<direction>/model.pt ... --settings ... --name decode_tune_{pair}")
+PIVOT = "python -m bench.pivot --first models/pairs/fr-en/onnx --second models/pairs/en-de/onnx"
 
 
 def _optional(s: Sources, name: str) -> Any | None:
@@ -32,6 +35,10 @@ def _optional(s: Sources, name: str) -> Any | None:
 
 def _pair(direction: str) -> str:
     return direction if direction in PAIRS else "-".join(reversed(direction.split("-")))
+
+
+def _goal(direction: str) -> str:
+    return f"{GOALS[direction]:g}" if direction in GOALS else "-"
 
 
 def _pending(direction: str) -> str:
@@ -55,12 +62,12 @@ def results(s: Sources) -> str:
         metrics = _optional(s, f"pairs/{direction}/metrics")
         best = ", ".join(f"{r['bleu']:.1f} ({r['system']})" for r in pub["rows"] if r["direction"] == direction) or "-"
         if metrics is None:
-            rows.append([direction, _pending(direction), "", f"{GOALS[direction]:g}", best])
+            rows.append([direction, _pending(direction), "", _goal(direction), best])
             continue
         m = metrics[TEST_SET]
         d = m["decoding"]
         runs.append(f"{direction}: beam {d['beam_size']}, length penalty {d['alpha']:g}")
-        rows.append([direction, f"**{m['sacrebleu']:.2f}**", f"{m['chrf']:.2f}", f"{GOALS[direction]:g}", best])
+        rows.append([direction, f"**{m['sacrebleu']:.2f}**", f"{m['chrf']:.2f}", _goal(direction), best])
         signatures.add(m["sacrebleu_signature"])
     parts = [table(["direction", "sacreBLEU", "chrF", "goal", "published: BLEU (system)"], rows, "lrrrl"), ""]
     parts.append(f"Multi30k `{TEST_SET}` (1,000 sentences), params.yaml's recipe on each pair's corpus"
@@ -78,7 +85,7 @@ def summary(s: Sources) -> str:
     for direction in DIRECTIONS:
         metrics = _optional(s, f"pairs/{direction}/metrics")
         score = _pending(direction) if metrics is None else f"**{metrics[TEST_SET]['sacrebleu']:.2f}**"
-        rows.append([direction, score, f"{GOALS[direction]:g}"])
+        rows.append([direction, score, _goal(direction)])
     return "\n".join([table(["direction", f"sacreBLEU, `{TEST_SET}`", "goal"], rows, "lrr"), "",
                       "Source: `reports/pairs/<direction>/metrics.json` (evaluate); the peers, the training time "
                       "and the pivot: [docs/pairs.md](docs/pairs.md#results)."])
@@ -150,3 +157,35 @@ def pivot(s: Sources) -> str:
     return "\n".join([table(["route", "test set", "sacreBLEU", "chrF"], rows, "llrr"), "",
                       f"sacreBLEU `{r['signature']}`; each hop decoded as the server decodes it.", "",
                       measured(res, "pivot")])
+
+
+
+def _setting(row: dict[str, Any]) -> str:
+    return f"beam {row['beam_size']}, alpha {row['alpha']:g}"  # decode_tune's label of a setting
+
+
+def _cell(row: dict[str, Any]) -> str:
+    (score,) = row["sources"].values()  # one dev source: the pair's val split
+    return f"{score['sacrebleu']:.2f} ({score['length_ratio']:.2f})"
+
+
+def tune(s: Sources) -> str:
+    """docs/pairs.md: each pair's beam size and length penalty on its val split (how the pair file's
+    `evaluate.beam_size` and `alpha` were chosen: the best mean over the pair's trained directions)."""
+    names = [f"decode_tune_{pair}" for pair in PAIRS if (s.bench / f"decode_tune_{pair}.json").is_file()]
+    if not names:
+        return not_yet(f"decode_tune_{PAIRS[0]}", TUNE.format(pair=PAIRS[0]))
+    parts = []
+    for name in names:
+        res = s.result(name)
+        r, runs = res["results"], res["results"]["directions"]
+        rows = [[_setting(row), *[_cell(run["rows"][i]) for run in runs], f"{r['means'][_setting(row)]:.2f}"]
+                for i, row in enumerate(runs[0]["rows"])]
+        (source, lines), best = next(iter(r["decoded"].items())), r["best"]
+        parts += [f"**{name.removeprefix('decode_tune_')}** (`{r['params']}`; `{source}`, {lines:,} of "
+                  f"{r['sources'][source]:,} lines, evenly spaced):", "",
+                  table(["decoding", *[run["direction"] for run in runs], "mean"], rows, "l" + "r" * (len(runs) + 1)),
+                  "", f"Best mean: beam {best['beam_size']}, alpha {best['alpha']:g}.", "", measured(res, name), ""]
+    return "\n".join(parts + ["sacreBLEU (length ratio) on the val split, decoded as the evaluate stage decodes "
+                              "(the torch search); no test set decoded. Each pair file states its best mean in "
+                              "`evaluate` (a line marked `# pair:`)."])

@@ -65,6 +65,7 @@ PAIRS_BLOCKS: dict[str, Callable[[Sources], str]] = {
     "pairs-summary": pairs.summary,
     "pairs-results": pairs.results,
     "pairs-training": pairs.training,
+    "pairs-tune": pairs.tune,
     "pairs-data": pairs.data,
     "pairs-detect": pairs.detect,
     "pairs-pivot": pairs.pivot,

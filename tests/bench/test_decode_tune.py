@@ -12,6 +12,7 @@ from bench import decode_tune
 from nmt import ranking
 from nmt.config.evaluate import Decoding
 from nmt.decode.translator import Translator
+from nmt.publish import pairs
 from nmt.publish.general import decode_tune as decode_tune_block
 from nmt.publish.sources import Sources
 from support.onnx import sentences
@@ -92,3 +93,36 @@ def test_a_bad_setting_is_refused_with_the_form_expected(tmp_path: Path, capsys:
     with pytest.raises(SystemExit) as exc:
         decode_tune.main(["--data", str(tmp_path), "--gate", str(tmp_path), "--models", "m.pt", "--settings", "five"])
     assert exc.value.code == 2 and "expected BEAM:ALPHA" in capsys.readouterr().err
+
+
+def test_one_corpus_has_one_dev_source_its_val_split(model_path: Path, tmp_path: Path) -> None:
+    """A pair of pairs/ (no mix): every val line is one source, no gate report needed, the result named."""
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())["data"]  # Multi30k, no mix
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"data": data}))
+    src = sentences(7, seed=5)
+    (tmp_path / "validated").mkdir()
+    for lang, lines in (("de", src), ("en", src[:3] + ["s1 s1"] * 4)):
+        (tmp_path / "validated" / f"val.{lang}").write_text("".join(s + "\n" for s in lines))
+    code = decode_tune.main(["--params", str(tmp_path / "params.yaml"), "--data", str(tmp_path / "validated"),
+                             "--models", str(model_path), "--settings", "2:1.0", "--per-source", "0",
+                             "--threads", "1", "--out", str(tmp_path / "out"), "--name", "decode_tune_de-en"])
+    assert code == 0 and not (tmp_path / "out" / "decode_tune.json").exists()
+    r = json.loads((tmp_path / "out" / "decode_tune_de-en.json").read_text())["results"]
+    assert r["sources"] == {"multi30k val": 7} and r["decoded"] == {"multi30k val": 7}
+    want = decode_tune.score(Translator.from_file(model_path, Decoding(beam_size=2, alpha=1.0)).translate(src),
+                             (tmp_path / "validated" / "val.en").read_text().splitlines())
+    assert r["directions"][0]["rows"][0]["sources"]["multi30k val"] == want
+    assert r["best"] == {"beam_size": 2, "alpha": 1.0} and r["params"] == str(tmp_path / "params.yaml")
+    text = pairs.tune(Sources(tmp_path / "reports", tmp_path / "out"))  # docs/pairs.md's block
+    assert f"**de-en** (`{tmp_path / 'params.yaml'}`; `multi30k val`, 7 of 7 lines" in text
+    bleu = f"{want['sacrebleu']:.2f}"
+    assert f"| beam 2, alpha 1 | {bleu} ({want['length_ratio']:.2f}) | {bleu} |" in text
+    assert "Best mean: beam 2, alpha 1." in text and "Source: `bench/results/decode_tune_de-en.json`" in text
+    assert "Not measured on this machine yet" in pairs.tune(Sources(tmp_path, tmp_path))
+
+
+def test_a_mix_without_its_gate_report_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = project(tmp_path)[:4]  # --params, --data; no --gate
+    with pytest.raises(SystemExit) as exc:
+        decode_tune.main([*args, "--models", "m.pt", "--settings", "1:1.0", "--out", str(tmp_path / "out")])
+    assert exc.value.code == 2 and "is a mix; --gate names its validate report" in capsys.readouterr().err

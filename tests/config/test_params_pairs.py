@@ -38,6 +38,21 @@ def _pair_keys(path: Path) -> set[str]:
     return keys
 
 
+def _default_direction(path: Path) -> str | None:
+    """The default pipeline's direction (dvc.yaml trains it) when the pair file is on params.yaml's corpus."""
+    default, pair = load_params(PARAMS).data, load_params(path).data
+    return default.direction if pair.corpus == default.corpus else None
+
+
+def test_a_pair_on_the_default_corpus_is_that_corpus_and_leaves_its_direction_to_dvc_yaml() -> None:
+    default = load_params(PARAMS).data
+    on_default = [p for p in PAIR_FILES if _default_direction(p)]
+    assert [p.stem for p in on_default] == [default.direction]  # pairs/de-en.yaml: the pivot's en-de
+    assert load_params(on_default[0]).data.active == default.active  # the same files, hashes and splits
+    stages = yaml.safe_load((ROOT / "pairs" / "dvc.yaml").read_text())["stages"]
+    assert default.direction not in stages["train"]["foreach"] and "en-de" in stages["train"]["foreach"]
+
+
 def test_there_are_pairs_beside_german() -> None:
     assert {p.stem for p in PAIR_FILES} >= {"fr-en", "cs-en"}
 
@@ -81,7 +96,8 @@ def test_the_pairs_pipeline_runs_every_pair_and_both_its_directions() -> None:
         if name in DATA_STAGES:
             assert set(each) == pairs and "--params pairs/${item}.yaml" in cmd, name
         else:
-            both = {d: {"pair": p} for p in pairs for d in (p, "-".join(reversed(p.split("-"))))}
+            both = {d: {"pair": p} for p in pairs for d in (p, "-".join(reversed(p.split("-"))))
+                    if d != _default_direction(ROOT / "pairs" / f"{p}.yaml")}
             assert each == both and "--params pairs/${item.pair}.yaml" in cmd, name
     default = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     assert set(stages) == set(DATA_STAGES) | {"binarize", "train", "evaluate", "export", "ctranslate2", "profile"}
