@@ -32,6 +32,7 @@ def build(root: Path) -> Path:
     build_pairs(root, ("fr-en",))
     (root / "finetune").mkdir()
     pipeline = yaml.safe_load((ROOT / "finetune" / "dvc.yaml").read_text())
+    del pipeline["stages"]["publish"]  # the pages' blocks: tests/test_published.py
     for stage in pipeline["stages"].values():
         each = stage["foreach"]
         stage["foreach"] = ["tiny"] if isinstance(each, list) else {
@@ -66,6 +67,8 @@ def test_the_fine_tune_starts_from_its_parent_and_is_compared_with_it(project: P
     state = torch.load(project / "models" / "finetune" / KEY / "model.pt", weights_only=True)
     assert state["parent"]["sha256"] == sha256_file(parent) and state["parent"]["direction"] == "fr-en"
     assert state["final"]["step"] == 20 and "max_steps" in state["final"]["how"]
+    trained = json.loads((project / "reports" / "finetune" / KEY / "validation" / "finetune.json").read_text())
+    assert trained["stats"]["updates"] == 20 and 0 < trained["stats"]["minutes"] < 60  # the publish block's time
     vocab = json.loads((project / "data" / "finetune" / KEY / "vocab" / "manifest.json").read_text())
     ids = json.loads((project / "data" / "finetune" / KEY / "bin" / "manifest.json").read_text())
     parent_ids = json.loads((project / "data" / "pairs" / "fr-en" / "bin" / "manifest.json").read_text())

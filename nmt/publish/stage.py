@@ -10,7 +10,8 @@ source, fails the stage with a message naming the file (and line) and changes no
 `--general` (general/dvc.yaml's publish) it renders the general configuration's blocks
 (`GENERAL_BLOCKS`: both directions' scores, `reports/general/`) instead, each run leaving the
 other's blocks as they are; with `--pairs` (pairs/dvc.yaml's publish) the other pairs' blocks
-(`PAIRS_BLOCKS`, `reports/pairs/`).
+(`PAIRS_BLOCKS`, `reports/pairs/`); with `--finetune` (finetune/dvc.yaml's publish) the fine-tunes'
+(`FINETUNE_BLOCKS`, `reports/finetune/`).
 """
 
 from __future__ import annotations
@@ -47,13 +48,16 @@ class PublishPaths:
     general: bool = arg("render the general configuration's blocks (general/dvc.yaml), not the default's",
                         default=False)
     pairs: bool = arg("render the other language pairs' blocks (pairs/dvc.yaml), not the default's", default=False)
+    finetune: bool = arg("render the fine-tunes' blocks (finetune/dvc.yaml), not the default's", default=False)
 
     @property
     def which(self) -> str:
-        """The set of blocks to render: "general", "pairs" or "default"."""
-        if self.general and self.pairs:
-            raise DataError("--general and --pairs: pass one (each pipeline's publish renders its own blocks)")
-        return "general" if self.general else "pairs" if self.pairs else "default"
+        """The set of blocks to render: "general", "pairs", "finetune" or "default"."""
+        chosen = [name for name in ("general", "pairs", "finetune") if getattr(self, name)]
+        if len(chosen) > 1:
+            raise DataError(f"{' and '.join('--' + c for c in chosen)}: pass one (each pipeline's publish renders "
+                            "its own blocks)")
+        return chosen[0] if chosen else "default"
 
 
 def pages(readme: Path, docs: Path) -> list[Path]:
@@ -95,6 +99,7 @@ def publish(paths: PublishPaths) -> dict[str, object]:
     patterns = {"general": ("general/*/*.json", "general/*/validation/*.json"),
                 "pairs": ("pairs/*/*.json", "pairs/*/validation/*.json", "pairs/*/train/live/plots/metrics/epoch_s.tsv",
                           "train/live/plots/metrics/epoch_s.tsv"),
+                "finetune": ("finetune/*/compare/compare.json", "finetune/*/validation/*.json"),
                 "default": ("*.json", "validation/*.json")}[paths.which]
     sources = sorted([*(f for pattern in patterns for f in paths.reports.glob(pattern)), *paths.bench.glob("*.json")])
     mine = SETS[paths.which]

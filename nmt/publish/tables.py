@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nmt.publish import benches, corpora, general, gpu, hosts, lifecycle, markup, pairs, reports, serving
+from nmt.publish import benches, corpora, finetune, general, gpu, hosts, lifecycle, markup, pairs, reports, serving
 from nmt.publish.sources import Sources
 
 BLOCKS: dict[str, Callable[[Sources], str]] = {
@@ -71,6 +71,13 @@ PAIRS_BLOCKS: dict[str, Callable[[Sources], str]] = {
     "pairs-pivot": pairs.pivot,
 }
 
-SETS = {"default": BLOCKS, "general": GENERAL_BLOCKS, "pairs": PAIRS_BLOCKS}  # by the pipeline whose publish owns them
+# The fine-tunes' blocks: rendered by finetune/dvc.yaml's publish stage (`--finetune`) only.
+FINETUNE_BLOCKS: dict[str, Callable[[Sources], str]] = {
+    "finetune-results": finetune.results,
+    "finetune-replay": finetune.replay,
+}
 
-__all__ = ["BLOCKS", "GENERAL_BLOCKS", "PAIRS_BLOCKS", "SETS", "Sources"]
+SETS = {"default": BLOCKS, "general": GENERAL_BLOCKS, "pairs": PAIRS_BLOCKS,
+        "finetune": FINETUNE_BLOCKS}  # by the pipeline whose publish owns them
+
+__all__ = ["BLOCKS", "FINETUNE_BLOCKS", "GENERAL_BLOCKS", "PAIRS_BLOCKS", "SETS", "Sources"]

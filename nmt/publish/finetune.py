@@ -1,0 +1,77 @@
+"""Generated blocks of the fine-tunes (finetune/dvc.yaml): each fine-tune beside its parent, and replay's effect.
+
+Rendered by finetune/dvc.yaml's publish stage only (`nmt.publish.stage --finetune`), from
+`reports/finetune/<name>/compare/compare.json` (compare: both models on every set),
+`reports/finetune/<name>/validation/finetune.json` (finetune: updates, minutes, why it stopped) and the
+replay bench (`bench/results/finetune_replay.json`). A fine-tune not run yet is shown as such, with the
+command that runs it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nmt.publish.sources import Sources, measured, not_yet, table
+
+FINETUNES = ("multi30k-de-en", "multi30k-en-de")  # finetune/dvc.yaml's fine-tunes
+GOALS = {"multi30k-de-en": 42.0, "multi30k-en-de": 39.0}  # issue 66: sacreBLEU on the domain's test_2016_flickr
+DOMAIN_SET = "test_2016_flickr"
+REPLAY = "python -m bench.finetune_replay --key multi30k-de-en"
+
+
+def _optional(s: Sources, name: str) -> Any | None:
+    """`reports/<name>.json`, or None when that stage has not run yet."""
+    return s.report(name) if (s.reports / f"{name}.json").is_file() else None
+
+
+def _goal(name: str, row: dict[str, Any]) -> str:
+    if row["general"]:
+        return "kept (the compare gate)"
+    return f">= {GOALS[name]:g}" if row["set"] == DOMAIN_SET and name in GOALS else "-"
+
+
+def results(s: Sources) -> str:
+    """docs/training.md: each fine-tune beside its parent on every set, and how long it trained."""
+    rows, runs = [], []
+    for name in FINETUNES:
+        compare = _optional(s, f"finetune/{name}/compare/compare")
+        train = _optional(s, f"finetune/{name}/validation/finetune")
+        if compare is None or train is None:
+            rows.append([name, f"not run yet: `make finetune FINETUNE={name}`", "", "", "", "", ""])
+            runs.append([name, "-", "-", "-", "-"])
+            continue
+        for r in compare["sets"]:
+            rows.append([name, f"`{r['set']}`", "yes" if r["general"] else "no", f"{r['parent_sacrebleu']:.2f}",
+                         f"**{r['finetuned_sacrebleu']:.2f}**", f"{r['change']:+.2f}", _goal(name, r)])
+        st = train["stats"]
+        minutes = f"{st['minutes']:.1f}" if "minutes" in st else "-"
+        runs.append([name, f"{st['updates']:,}", str(st["epochs"]), minutes, st["stopped"]])
+    header = ["fine-tune", "test set", "general", "parent", "fine-tuned", "change", "goal"]
+    return "\n".join([table(header, rows, "lllrrrl"), "",
+                      "sacreBLEU (cased, detokenized) of the parent and of the fine-tuned model on each set, both "
+                      "decoded by the evaluate stage with the same settings. A general set is one of "
+                      "`finetune.general_sets`: the compare gate fails a fine-tune that loses more than "
+                      "`finetune.max_general_drop` there.", "",
+                      table(["fine-tune", "updates", "epochs", "minutes", "stopped"], runs, "lrrrl"), "",
+                      "Minutes: the epochs' training and validation time as the finetune stage logged it, on the "
+                      "host it ran on.", "",
+                      "Source: `reports/finetune/<name>/compare/compare.json` (compare), "
+                      "`reports/finetune/<name>/validation/finetune.json` (finetune)."])
+
+
+def replay(s: Sources) -> str:
+    """docs/training.md: one fine-tune again per replay share, beside its parent."""
+    if not (s.bench / "finetune_replay.json").is_file():
+        return not_yet("finetune_replay", REPLAY)
+    res = s.result("finetune_replay")
+    r = res["results"]
+    sets = list(r["parent"])
+    mark = {name: f"`{name}`" + (" (general)" if name in r["general_sets"] else "") for name in sets}
+    rows = [["the parent", "-", "-", *[f"{r['parent'][n]['sacrebleu']:.2f}" for n in sets]]]
+    for row in r["rows"]:
+        rows.append([f"replay {row['replay']:.0%}", f"{row['updates']:,}", f"{row['seconds'] / 60:.1f}",
+                     *[f"{row['sets'][n]['sacrebleu']:.2f}" if n in row["sets"] else "-" for n in sets]])
+    return "\n".join([table(["model", "updates", "minutes", *[mark[n] for n in sets]], rows, "lrr" + "r" * len(sets)),
+                      "", f"Fine-tune `{r['key']}` trained again per replay share (the share of each epoch drawn "
+                      "from the parent's training pairs), everything else as `make finetune` runs it; sacreBLEU "
+                      "per test set.", "", measured(res, "finetune_replay")])
