@@ -70,7 +70,8 @@ def results(s: Sources) -> str:
         rows.append([direction, f"**{m['sacrebleu']:.2f}**", f"{m['chrf']:.2f}", _goal(direction), best])
         signatures.add(m["sacrebleu_signature"])
     parts = [table(["direction", "sacreBLEU", "chrF", "goal", "published: BLEU (system)"], rows, "lrrrl"), ""]
-    parts.append(f"Multi30k `{TEST_SET}` (1,000 sentences), params.yaml's recipe on each pair's corpus"
+    parts.append(f"Multi30k `{TEST_SET}` (1,000 sentences), params.yaml's recipe on each pair's corpus, decoded "
+                 "with the pair file's beam and length penalty, chosen on val (see Decoding, tuned on val)"
                  + (" (" + "; ".join(runs) + ")" if runs else "") + ".")
     parts += [f"sacreBLEU `{sig}`." for sig in sorted(signatures)]
     parts += ["", published["note"], "", *[f"- {k}: {v}" for k, v in pub["systems"].items()], "",
