@@ -6,6 +6,7 @@ pair file and its other stages once for each direction of each pair, with that p
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,14 @@ def test_the_pairs_pipeline_runs_every_pair_and_both_its_directions() -> None:
     for name, stage in stages.items():
         ours = [d for d in stage["do"]["deps"] if d.startswith("nmt/")]
         assert ours == [d for d in default[name]["deps"] if d.startswith("nmt/")], name
+
+
+@pytest.mark.parametrize("pair, directions", [("fr-en", ["fr-en", "en-fr"]), ("de-en", ["en-de"])])
+def test_make_repro_pairs_runs_the_directions_the_pairs_pipeline_has(pair: str, directions: list[str]) -> None:
+    """`make repro-pairs PAIR=de-en` runs en-de only: de-en is dvc.yaml's, and DVC would refuse a target
+    that pairs/dvc.yaml does not have."""
+    out = subprocess.run(["make", "-n", "repro-pairs", f"PAIR={pair}"], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    (line,) = [x for x in out.splitlines() if "dvc repro" in x]
+    assert line.split("dvc repro ", 1)[1].split() == [f"pairs/dvc.yaml:{s}@{d}" for d in directions
+                                                      for s in ("ctranslate2", "profile")]
