@@ -46,7 +46,7 @@ def compared(reports: Path, tmp: Path) -> None:
                   ComparePaths(tmp / "parent", tmp / "child", tmp / "validated", tmp / "curves.png", out / "compare",
                                out / "validation"))
     gate = {"stage": "finetune", "success": True, "checks": [], "stats": {
-        "stopped": "finetune.max_minutes (20) reached at update 1500", "updates": 1500, "epochs": 3, "minutes": 20.03}}
+        "stopped": "finetune.max_minutes (20) reached at update 1500", "updates": 1500, "epochs": 3, "train_s": 1201.8}}
     (out / "validation" / "finetune.json").write_text(json.dumps(gate))
 
 

@@ -92,9 +92,9 @@ def finish(model: Transformer, prog: Progress, why: str, parent: Parent, cfg: Tr
     except (DataError, OSError, KeyError) as exc:
         ok, observed = False, str(exc)
     gate.check("model file", ok, "loadable, vocabularies match the parent's", observed)
-    minutes = sum(r.get("epoch_s", 0.0) + r.get("val_s", 0.0) for r in prog.history) / 60  # resumed runs: all of it
+    seconds = sum(r.get("epoch_s", 0.0) + r.get("val_s", 0.0) for r in prog.history)  # resumed runs: all of it
     gate.stats.update(parent=origin["path"], parent_sha256=parent.sha256, stopped=why, updates=prog.step,
-                      epochs=prog.epoch, val_loss=val_loss, minutes=round(minutes, 2))
+                      epochs=prog.epoch, val_loss=val_loss, train_s=round(seconds, 1))
     plot_curves(prog.history, Path(paths.train_reports) / "curves.png")
     try:
         gate.finish(paths.reports)

@@ -2,7 +2,7 @@
 
 Rendered by finetune/dvc.yaml's publish stage only (`nmt.publish.stage --finetune`), from
 `reports/finetune/<name>/compare/compare.json` (compare: both models on every set),
-`reports/finetune/<name>/validation/finetune.json` (finetune: updates, minutes, why it stopped) and the
+`reports/finetune/<name>/validation/finetune.json` (finetune: updates, training seconds, why it stopped) and the
 replay bench (`bench/results/finetune_replay.json`). A fine-tune not run yet is shown as such, with the
 command that runs it.
 """
@@ -44,7 +44,7 @@ def results(s: Sources) -> str:
             rows.append([name, f"`{r['set']}`", "yes" if r["general"] else "no", f"{r['parent_sacrebleu']:.2f}",
                          f"**{r['finetuned_sacrebleu']:.2f}**", f"{r['change']:+.2f}", _goal(name, r)])
         st = train["stats"]
-        minutes = f"{st['minutes']:.1f}" if "minutes" in st else "-"
+        minutes = f"{st['train_s'] / 60:.1f}" if "train_s" in st else "-"
         runs.append([name, f"{st['updates']:,}", str(st["epochs"]), minutes, st["stopped"]])
     header = ["fine-tune", "test set", "general", "parent", "fine-tuned", "change", "goal"]
     return "\n".join([table(header, rows, "lllrrrl"), "",
