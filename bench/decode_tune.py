@@ -14,7 +14,7 @@ pair's models, and the setting best over its directions is the one to state in t
 
     python -m bench.decode_tune --params pairs/fr-en.yaml --data data/pairs/fr-en/validated \\
         --models models/pairs/fr-en/model.pt models/pairs/en-fr/model.pt \\
-        --settings 16:1.0 16:1.4 16:1.8 16:2.2 16:2.6 --per-source 0 --name decode_tune_fr-en
+        --settings 16:2.2 16:0.6 16:1.0 16:1.6 16:2.8 5:1.0 5:2.2 --per-source 500 --name decode_tune_fr-en
 
 The val split is cut into its sources as the data stage wrote it (nmt.data.mixing: the dev sources in
 the mix's order, then each train source's dev share), with the counts of its gate report.
@@ -139,8 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     data = load_sections(args.params, TuneParams).data
+    val = {lang: read_lines(split_file(args.data, "val", lang)) for lang in data.languages}
     if data.mix is None:  # one corpus: its val split is the one dev source
-        segments = [(f"{data.corpus} val", 0, len(read_lines(split_file(args.data, "val", data.languages[0]))))]
+        segments = [(f"{data.corpus} val", 0, len(val[data.languages[0]]))]
     elif args.gate is None:
         p.error(f"--params {args.params}: data.corpus is a mix; --gate names its validate report (raw.json)")
     else:
@@ -150,8 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError, KeyError) as exc:
             p.error(f"--gate {args.gate}: no per-source counts there ({exc!r}); is it the validate stage's raw.json?")
     dev: dict[str, dict[str, list[str]]] = {name: {} for name, _, _ in segments}
-    for lang in data.languages:
-        lines = read_lines(split_file(args.data, "val", lang))
+    for lang, lines in val.items():
         if len(lines) != segments[-1][2]:
             p.error(f"{split_file(args.data, 'val', lang)}: {len(lines)} lines, the gate report counts "
                     f"{segments[-1][2]}; re-run the data stages")
