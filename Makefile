@@ -194,6 +194,7 @@ bench: install
 		models/pairs/en-de/model.pt $(PAIR_TUNE) --name decode_tune_de-en  # en-de only: de-en is dvc.yaml's
 	$(BIN)/python -m bench.detect_pairs --data $(SHARED_DATA)  # every package under models/ in one server
 	$(BIN)/python -m bench.pivot --first models/pairs/fr-en/onnx --second models/pairs/en-de/onnx --data $(SHARED_DATA)
+	$(BIN)/python -m bench.pairs_train_time  # the binarize stages' ids: dvc.yaml's and pairs/dvc.yaml's
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item pairs/dvc.yaml:publish
 
 # The GPU path's checks on a lent GPU (docs/training.md, bench/gpu_check.py): the data stages, then the bundle

@@ -4,8 +4,9 @@ Rendered by pairs/dvc.yaml's publish stage only (`nmt.publish.stage --pairs`), f
 `reports/pairs/<direction>/` (evaluate, train, export, ctranslate2), `reports/pairs/<pair>/validation/`
 (validate, vocab), the default pipeline's training record (`reports/train/live/`, the time it is compared
 with), the published scores of the text-only systems of the WMT multimodal tasks
-(`bench/results/pairs_peers_published.json`), the detection bench (`bench/results/detect_pairs.json`) and
-the pivot bench (`bench/results/pivot.json`). A direction not trained yet is shown as such, with the command
+(`bench/results/pairs_peers_published.json`), the detection bench (`bench/results/detect_pairs.json`),
+the pivot bench (`bench/results/pivot.json`) and the side-by-side training bench
+(`bench/results/pairs_train_time.json`). A direction not trained yet is shown as such, with the command
 that trains it.
 """
 
@@ -25,6 +26,7 @@ TEST_SET = "test_2016_flickr"
 DETECT = "python -m bench.detect_pairs"
 TUNE = ("python -m bench.decode_tune --params pairs/{pair}.yaml --data data/pairs/{pair}/validated --models "
         "models/pairs/<direction>/model.pt ... --settings ... --name decode_tune_{pair}")
+TRAIN_TIME = "python -m bench.pairs_train_time"
 PIVOT = "python -m bench.pivot --first models/pairs/fr-en/onnx --second models/pairs/en-de/onnx"
 
 
@@ -107,12 +109,42 @@ def training(s: Sources) -> str:
                      f"{min(seconds):.0f}", f"{train['stats']['updates']:,}"])
     header = ["direction", "epochs", "training, minutes", "median epoch, s", "fastest epoch, s", "updates"]
     return "\n".join([table(header, rows, "lrrrrr"),
-                      "", "Minutes of epochs (validation included) as the train stage logged them, on the host each "
-                      "run trained on. A run that shared the machine for a while (a test run beside it slows the "
-                      "epochs it overlaps) compares by its fastest epoch: every epoch does the same work.", "",
+                      "", "Minutes of the epochs' updates (validation apart, a few seconds an epoch) as the train "
+                      "stage logged them, on the host each run trained on. A run that shared the machine for a while "
+                      "(a test run beside it slows the epochs it overlaps) compares by its fastest epoch: every epoch "
+                      "does the same work.", "",
                       "Source: `reports/train/live/plots/metrics/epoch_s.tsv` (the default), "
                       "`reports/pairs/<direction>/train/live/plots/metrics/epoch_s.tsv`, "
-                      "`reports/pairs/<direction>/validation/train.json` (train)."])
+                      "`reports/pairs/<direction>/validation/train.json` (train).", "", side_by_side(s)])
+
+
+def side_by_side(s: Sources) -> str:
+    """Every direction's epoch timed in one run on one host, each in its own process, as a ratio to the default's."""
+    if not (s.bench / "pairs_train_time.json").is_file():
+        return not_yet("pairs_train_time", TRAIN_TIME)
+    res = s.result("pairs_train_time")
+    r = res["results"]
+    base = r["directions"][r["default"]]["target_tokens"]
+    rows = [[name if name != r["default"] else f"{name} (the default)", f"{row['updates']:,}",
+             f"{row['target_tokens']:,}", f"{row['target_tokens'] / base:.2f}x", f"{row['epoch_s']:.0f}",
+             f"{row['training_min']:.1f}", f"**{row['ratio']:.2f}x**",
+             f"{max(row['update_s_rounds']) / min(row['update_s_rounds']):.2f}x"]
+            for name, row in r["directions"].items()]
+    slowest = max((row["ratio"] for name, row in r["directions"].items() if name != r["default"]), default=1.0)
+    header = ["direction", "updates an epoch", "target tokens an epoch", "work vs " + r["default"], "epoch, s",
+              "training, minutes", f"time vs {r['default']}", "slowest / fastest round"]
+    return "\n".join([f"**Side by side in one run** (`{TRAIN_TIME}`): each direction's run built as its train stage "
+                      f"builds it (its params file, vocabulary and ids), {r['fraction']:.0%} of epoch 1's batches "
+                      "timed, evenly spaced, plus the epoch's validation; each direction in its own process, taking "
+                      f"turns, fastest of {r['rounds']} rounds:", "",
+                      table(header, rows, "lrrrrrrr"), "",
+                      f"An epoch: the timed updates scaled to the epoch's batches, plus the validation; training: "
+                      f"`train.epochs` of them. The slowest direction takes {slowest:.2f}x the default's time "
+                      f"({r['device']}, {r['threads']} threads, bf16 {'on' if r['bf16'] else 'off'}). Work: target "
+                      "tokens an epoch, what an update's cost follows; the rounds' spread is the host's (nothing else "
+                      "ran beside the bench), which the fastest round sets aside: a direction whose "
+                      "time ratio is below its work ratio had quieter rounds.", "",
+                      measured(res, "pairs_train_time")])
 
 
 def data(s: Sources) -> str:
