@@ -53,7 +53,7 @@ def compared(reports: Path, tmp: Path) -> None:
 def test_before_a_run_the_blocks_name_the_commands(tmp_path: Path) -> None:
     text = results(Sources(tmp_path, tmp_path))
     assert f"| {NAME} | not run yet: `make finetune FINETUNE={NAME}` |" in text
-    assert "`python -m bench.finetune_replay --key multi30k-de-en` writes" in replay(Sources(tmp_path, tmp_path))
+    assert "`python -m bench.finetune_replay --key news-de-en` writes" in replay(Sources(tmp_path, tmp_path))
 
 
 def test_a_fine_tune_is_shown_beside_its_parent_on_every_set_with_its_time(tmp_path: Path,
@@ -96,3 +96,10 @@ def test_one_set_of_blocks_per_run() -> None:
     with pytest.raises(DataError, match="--pairs and --finetune: pass one"):
         _ = paths.which
     assert PublishPaths(Path("R"), Path("d"), Path("r"), Path("b"), Path("o"), finetune=True).which == "finetune"
+
+
+def test_the_blocks_list_every_fine_tune_of_the_graph() -> None:
+    """A fine-tune added to finetune/dvc.yaml gets its rows (a missing one would vanish from the page)."""
+    stages = yaml.safe_load((ROOT / "finetune" / "dvc.yaml").read_text())["stages"]
+    each = {tuple(stages[name]["foreach"]) for name in ("parent", "binarize", "finetune", "compare")}
+    assert each == {FINETUNES}

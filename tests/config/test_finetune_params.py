@@ -1,5 +1,6 @@
-"""The fine-tune's params: finetune/multi30k.yaml loads for every fine-tune stage, its data section is
-general/params.yaml's for the corpora it uses, and the own-data example in docs/training.md is a data
+"""The fine-tunes' params: finetune/multi30k.yaml and finetune/news.yaml load for every fine-tune stage, their
+data sections are general/params.yaml's for the corpora they use, the news domain trains on no set the parents
+trained on or are scored on, and the own-data example in docs/training.md is a data
 section the loader takes (its `...` filled: the SHA-256 placeholders, the news corpus from multi30k.yaml)."""
 
 from __future__ import annotations
@@ -16,23 +17,38 @@ from nmt.errors import ConfigError
 from support.corpus import ROOT
 
 PARAMS = ROOT / "finetune" / "multi30k.yaml"
+FILES = [PARAMS, ROOT / "finetune" / "news.yaml"]
 
 
+@pytest.mark.parametrize("params", FILES, ids=lambda p: p.name)
 @pytest.mark.parametrize("module", ["nmt.finetune.parent", "nmt.finetune.stage", "nmt.finetune.compare",
                                     "nmt.data.validate", "nmt.evaluate.stage", "nmt.export.stage"])
-def test_every_stage_loads_its_sections(module: str) -> None:
+def test_every_stage_loads_its_sections(module: str, params) -> None:
     import dataclasses
     import importlib
 
     stage = importlib.import_module(module)
     params_cls = next(v for k, v in vars(stage).items() if k.endswith("Params") and dataclasses.is_dataclass(v))
-    assert load_sections(PARAMS, params_cls) is not None
+    assert load_sections(params, params_cls) is not None
 
 
-def test_the_corpora_are_the_general_configurations() -> None:
-    mine = yaml.safe_load(PARAMS.read_text())["data"]["corpora"]
+@pytest.mark.parametrize("params", FILES, ids=lambda p: p.name)
+def test_the_corpora_are_the_general_configurations(params) -> None:
+    mine = yaml.safe_load(params.read_text())["data"]["corpora"]
     general = yaml.safe_load((ROOT / "general" / "params.yaml").read_text())["data"]["corpora"]
     assert mine == {name: general[name] for name in mine}
+
+
+def test_the_news_domain_is_unseen_by_the_parents() -> None:
+    """Its train and dev sets are test or dev sets of the general mix (never its train), and its own test sets
+    are none of them."""
+    general = yaml.safe_load((ROOT / "general" / "params.yaml").read_text())["data"]["mixes"]["general"]["sources"]
+    held = {(s["corpus"], s["split"]) for s in general if s["role"] in ("dev", "test")}
+    trained = {(s["corpus"], s["split"]) for s in general if s["role"] == "train"}
+    news = yaml.safe_load((ROOT / "finetune" / "news.yaml").read_text())["data"]["mixes"]["news-finetune"]["sources"]
+    mine = {role: {(s["corpus"], s["split"]) for s in news if s["role"] == role} for role in ("train", "dev", "test")}
+    assert mine["train"] and mine["train"] <= held and not mine["train"] & trained
+    assert not (mine["train"] | mine["dev"]) & mine["test"] and not mine["test"] & trained
 
 
 def test_the_own_data_example_in_the_docs_loads() -> None:
