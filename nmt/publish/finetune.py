@@ -1,7 +1,8 @@
 """Generated blocks of the fine-tunes (finetune/dvc.yaml): each fine-tune beside its parent, and replay's effect.
 
 Rendered by finetune/dvc.yaml's publish stage only (`nmt.publish.stage --finetune`), from
-`reports/finetune/<name>/compare/compare.json` (compare: both models on every set),
+`reports/finetune/<name>/validation/finetune-compare.json` (compare's gate: both models on every set, and
+whether the fine-tune kept the general sets),
 `reports/finetune/<name>/validation/finetune.json` (finetune: updates, training seconds, why it stopped) and the
 replay bench (`bench/results/finetune_replay.json`). A fine-tune not run yet is shown as such, with the
 command that runs it.
@@ -32,15 +33,19 @@ def _goal(name: str, row: dict[str, Any]) -> str:
 
 def results(s: Sources) -> str:
     """docs/training.md: each fine-tune beside its parent on every set, and how long it trained."""
-    rows, runs = [], []
+    rows, runs, gates = [], [], []
     for name in FINETUNES:
-        compare = _optional(s, f"finetune/{name}/compare/compare")
+        gate = _optional(s, f"finetune/{name}/validation/finetune-compare")  # the last compare, passed or not
         train = _optional(s, f"finetune/{name}/validation/finetune")
-        if compare is None or train is None:
+        if gate is None or train is None:
             rows.append([name, f"not run yet: `make finetune FINETUNE={name}`", "", "", "", "", ""])
             runs.append([name, "-", "-", "-", "-"])
             continue
-        for r in compare["sets"]:
+        failed = [f"{c['name']}: {c['observed']} (expected {c['expected']})"
+                  for c in gate["checks"] if not c["success"]]
+        gates.append(f"- `{name}`: " + ("passed" if gate["success"] else "**FAILED**, " + "; ".join(failed)
+                                       + " (the compare stage's outputs were not replaced)"))
+        for r in gate["stats"]["sets"]:
             rows.append([name, f"`{r['set']}`", "yes" if r["general"] else "no", f"{r['parent_sacrebleu']:.2f}",
                          f"**{r['finetuned_sacrebleu']:.2f}**", f"{r['change']:+.2f}", _goal(name, r)])
         st = train["stats"]
@@ -51,12 +56,13 @@ def results(s: Sources) -> str:
                       "sacreBLEU (cased, detokenized) of the parent and of the fine-tuned model on each set, both "
                       "decoded by the evaluate stage with the same settings. A general set is one of "
                       "`finetune.general_sets`: the compare gate fails a fine-tune that loses more than "
-                      "`finetune.max_general_drop` there.", "",
+                      "`finetune.max_general_drop` there. The compare gate of each one's last run:", "",
+                      *(gates or ["- none run yet"]), "",
                       table(["fine-tune", "updates", "epochs", "minutes", "stopped"], runs, "lrrrl"), "",
                       "Minutes: the epochs' training and validation time as the finetune stage logged it, on the "
                       "host it ran on.", "",
-                      "Source: `reports/finetune/<name>/compare/compare.json` (compare), "
-                      "`reports/finetune/<name>/validation/finetune.json` (finetune)."])
+                      "Source: `reports/finetune/<name>/validation/finetune-compare.json` (compare's gate: its rows "
+                      "are compare.json's), `reports/finetune/<name>/validation/finetune.json` (finetune)."])
 
 
 def replay(s: Sources) -> str:
