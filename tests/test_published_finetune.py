@@ -103,3 +103,22 @@ def test_the_blocks_list_every_fine_tune_of_the_graph() -> None:
     stages = yaml.safe_load((ROOT / "finetune" / "dvc.yaml").read_text())["stages"]
     each = {tuple(stages[name]["foreach"]) for name in ("parent", "binarize", "finetune", "compare")}
     assert each == {FINETUNES}
+
+
+def test_a_run_its_compare_gate_failed_is_shown_failed_with_its_scores(tmp_path: Path) -> None:
+    """The compare gate keeps its previous outputs when it fails (no compare.json then): the block reads the
+    gate's report, so the failed run's scores and the failing check are on the page, not 'not run yet'."""
+    folder = tmp_path / "finetune" / NAME / "validation"
+    folder.mkdir(parents=True)
+    row = {"set": "newstest2014", "general": True, "parent_sacrebleu": 15.27, "parent_chrf": 42.0,
+           "finetuned_sacrebleu": 11.67, "finetuned_chrf": 36.4, "change": -3.6}
+    check = {"name": "newstest2014: sacreBLEU kept", "success": False, "expected": ">= parent - 1 (14.27)",
+             "observed": "11.67 (-3.60)"}
+    (folder / "finetune-compare.json").write_text(json.dumps(
+        {"stage": "finetune-compare", "success": False, "checks": [check], "stats": {"sets": [row]}}))
+    (folder / "finetune.json").write_text(json.dumps(
+        {"stage": "finetune", "success": True, "checks": [],
+         "stats": {"updates": 2415, "epochs": 4, "train_s": 760.0, "stopped": "early stopping"}}))
+    text = results(Sources(tmp_path, tmp_path))
+    assert f"| {NAME} | `newstest2014` | yes | 15.27 | **11.67** | -3.60 |" in text
+    assert f"- `{NAME}`: **FAILED**, newstest2014: sacreBLEU kept: 11.67 (-3.60) (expected >= parent - 1" in text
