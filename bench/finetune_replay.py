@@ -18,63 +18,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
-import shlex
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from bench.common.finetune_runs import arg_of, params_copy, redirect, run, stage_command
 from bench.common.record import RESULTS, ROOT, write_result
-
-OUTPUTS = {"--checkpoints": "checkpoints", "--model": "model.pt", "--reports": "reports",
-           "--train-reports": "train", "--gates": "reports/validation", "--curves": "train/curves.png"}
-
-
-def stage_command(dvcfile: Path, stage: str, key: str) -> list[str]:
-    """`stage`'s command for the foreach entry `key`, its ${key} and ${item.NAME} filled in."""
-    stages = yaml.safe_load(dvcfile.read_text(encoding="utf-8"))["stages"]
-    if stage not in stages:
-        raise SystemExit(f"{dvcfile} has no stage {stage!r}")
-    each, body = stages[stage]["foreach"], stages[stage]["do"]
-    if key not in each:
-        raise SystemExit(f"{dvcfile}: no fine-tune {key!r}; the fine-tunes are {', '.join(each)}")
-    item = each[key]
-    cmd = re.sub(r"\$\{item\.(\w+)\}", lambda m: str(item[m.group(1)]), body["cmd"].replace("${key}", key))
-    return shlex.split(cmd)
-
-
-def redirect(argv: list[str], params: Path, work: Path) -> list[str]:
-    """`argv` with its params file and its outputs moved into `work` (inputs kept)."""
-    out = list(argv)
-    for i, arg in enumerate(out[:-1]):
-        if arg == "--params":
-            out[i + 1] = str(params)
-        elif arg in OUTPUTS:
-            out[i + 1] = str(work / OUTPUTS[arg])
-    return out
-
-
-def run(argv: list[str], cwd: Path) -> float:
-    started = time.perf_counter()
-    proc = subprocess.run([sys.executable, *argv[1:]], cwd=cwd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} ... failed:\n{proc.stderr[-3000:]}")
-    return time.perf_counter() - started
 
 
 def one_share(project: Path, dvcfile: Path, key: str, share: float, work: Path) -> dict[str, Any]:
     train = stage_command(dvcfile, "finetune", key)
-    params_file = project / train[train.index("--params") + 1]
-    params = yaml.safe_load(params_file.read_text(encoding="utf-8"))
-    params["finetune"]["replay"] = share
-    work.mkdir(parents=True, exist_ok=True)
-    copy = work / "params.yaml"
-    copy.write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    copy = params_copy(project / arg_of(train, "--params"), {"finetune.replay": share}, work)
     seconds = run(redirect(train, copy, work), project)
     evaluate = stage_command(dvcfile, "evaluate", key)
     run(redirect(evaluate, copy, work), project)
@@ -107,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(one_share(project, dvcfile, args.key, share, Path(tmp) / f"replay-{share:g}"))
             print(f"replay {share:.0%}: " + ", ".join(f"{n} {s['sacrebleu']}" for n, s in rows[-1]["sets"].items()))
     train = stage_command(dvcfile, "finetune", args.key)
-    params = yaml.safe_load((project / train[train.index("--params") + 1]).read_text(encoding="utf-8"))
+    params = yaml.safe_load((project / arg_of(train, "--params")).read_text(encoding="utf-8"))
     write_result("finetune_replay", {"key": args.key, "general_sets": params["finetune"]["general_sets"],
                                      "parent": parent, "rows": rows}, repeats=1, out_dir=args.results)
     return 0

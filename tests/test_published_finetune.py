@@ -15,7 +15,7 @@ from nmt.config.finetune import FinetuneConfig
 from nmt.config.loader import from_dict
 from nmt.errors import DataError
 from nmt.finetune.compare import ComparePaths, compare_stage
-from nmt.publish.finetune import FINETUNES, replay, results
+from nmt.publish.finetune import FINETUNES, replay, results, schedule
 from nmt.publish.sources import Sources
 from nmt.publish.stage import PublishPaths
 
@@ -88,6 +88,28 @@ def test_the_replay_table_has_the_parent_and_each_share(tmp_path: Path) -> None:
     assert "| replay 0% | 1,500 | 20.0 | 18.00 | 42.50 |" in text
     assert "| replay 30% | 1,500 | 20.0 | 19.50 | 42.20 |" in text
     assert "Source: `bench/results/finetune_replay.json`" in text
+
+
+def test_the_schedule_table_marks_the_chosen_candidate(tmp_path: Path) -> None:
+    assert "`python -m bench.finetune_schedule --key multi30k-de-en" in schedule(Sources(tmp_path, tmp_path))
+    rows = [{"changes": {"finetune.lr": 1e-4, "finetune.replay": 0.3}, "updates": 1200, "stopped": "max_steps",
+             "minutes": 7.5, "scores": {"val": 42.1, "newstest2013": 17.0}},
+            {"changes": {"finetune.lr": 5e-5, "train.device": "cpu"}, "updates": 1800, "stopped": "max_steps",
+             "minutes": 11.0, "scores": {"val": 41.8, "newstest2013": 18.4}}]
+    result = {"bench": "finetune_schedule", "date": "2026-11-29T00:00:00+00:00", "repeats": 1,
+              "command": "python -m bench.finetune_schedule --key multi30k-de-en",
+              "machine": {"cpu": {"model": "cpu", "cores": 2, "flags": []}},
+              "results": {"key": NAME, "decoding": {"beam_size": 1, "alpha": 1.4}, "max_general_drop": 1.0,
+                          "dev": {"val": {"sentences": 1014}, "newstest2013": {"sentences": 3000}},
+                          "parent": {"val": 39.0, "newstest2013": 18.9}, "rows": rows, "chosen": 1}}
+    (tmp_path / "finetune_schedule.json").write_text(json.dumps(result))
+    text = schedule(Sources(tmp_path, tmp_path))
+    assert "| the parent | - | - | - | 39.00 | 18.90 |" in text
+    assert "| `finetune.lr=0.0001`, `finetune.replay=0.3` | 1,200 | 7.5 | max_steps | 42.10 | 17.00 |" in text
+    assert ("| `finetune.lr=5e-05`, `train.device=cpu` (chosen) | 1,800 | 11.0 | max_steps | **41.80** | **18.40** |"
+            in text)
+    assert "dev sets only (`val` (1,014 sentences), `newstest2013` (3,000 sentences); sacreBLEU, greedy)" in text
+    assert "Source: `bench/results/finetune_schedule.json`" in text
 
 
 def test_one_set_of_blocks_per_run() -> None:

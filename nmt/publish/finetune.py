@@ -1,11 +1,11 @@
-"""Generated blocks of the fine-tunes (finetune/dvc.yaml): each fine-tune beside its parent, and replay's effect.
+"""Generated blocks of the fine-tunes (finetune/dvc.yaml): each beside its parent, its schedule, replay's effect.
 
 Rendered by finetune/dvc.yaml's publish stage only (`nmt.publish.stage --finetune`), from
 `reports/finetune/<name>/validation/finetune-compare.json` (compare's gate: both models on every set, and
 whether the fine-tune kept the general sets),
-`reports/finetune/<name>/validation/finetune.json` (finetune: updates, training seconds, why it stopped) and the
-replay bench (`bench/results/finetune_replay.json`). A fine-tune not run yet is shown as such, with the
-command that runs it.
+`reports/finetune/<name>/validation/finetune.json` (finetune: updates, training seconds, why it stopped), the
+replay bench (`bench/results/finetune_replay.json`) and the schedule sweep (`bench/results/finetune_schedule.json`).
+A fine-tune not run yet is shown as such, with the command that runs it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ FINETUNES = ("multi30k-de-en", "multi30k-en-de", "news-de-en")  # finetune/dvc.y
 GOALS = {"multi30k-de-en": 42.0, "multi30k-en-de": 39.0}  # issue 66: sacreBLEU on the domain's test_2016_flickr
 DOMAIN_SET = "test_2016_flickr"
 REPLAY = "python -m bench.finetune_replay --key news-de-en"  # the domain of its own (finetune/news.yaml)
+SCHEDULE = "python -m bench.finetune_schedule --key multi30k-de-en --config ..."  # the worked example's schedule
 
 
 def _optional(s: Sources, name: str) -> Any | None:
@@ -81,3 +82,27 @@ def replay(s: Sources) -> str:
                       "", f"Fine-tune `{r['key']}` trained again per replay share (the share of each epoch drawn "
                       "from the parent's training pairs), everything else as `make finetune` runs it; sacreBLEU "
                       "per test set.", "", measured(res, "finetune_replay")])
+
+
+def schedule(s: Sources) -> str:
+    """docs/training.md: the candidate schedules of a fine-tune, scored on dev sets only, and the one chosen."""
+    if not (s.bench / "finetune_schedule.json").is_file():
+        return not_yet("finetune_schedule", SCHEDULE)
+    res = s.result("finetune_schedule")
+    r = res["results"]
+    sets = list(r["parent"])
+    rows = [["the parent", "-", "-", "-", *[f"{r['parent'][n]:.2f}" for n in sets]]]
+    for i, row in enumerate(r["rows"]):
+        changes = ", ".join(f"`{k}={v:g}`" if isinstance(v, float) else f"`{k}={v}`" for k, v in row["changes"].items())
+        mark = " (chosen)" if i == r["chosen"] else ""
+        rows.append([changes + mark, f"{row['updates']:,}", f"{row['minutes']:.1f}", row["stopped"],
+                     *[f"**{row['scores'][n]:.2f}**" if mark else f"{row['scores'][n]:.2f}" for n in sets]])
+    decoding = "greedy" if r["decoding"]["beam_size"] == 1 else f"beam {r['decoding']['beam_size']}"
+    dev = ", ".join(f"`{n}` ({d['sentences']:,} sentences)" for n, d in r["dev"].items())
+    return "\n".join([
+        table(["schedule (changes to the params file)", "updates", "minutes", "stopped", *[f"`{n}`" for n in sets]],
+              rows, "lrrl" + "r" * len(sets)), "",
+        f"Fine-tune `{r['key']}`, each candidate trained with the pipeline's own command and scored on dev sets only "
+        f"({dev}; sacreBLEU, {decoding}). Chosen: the best on `{sets[0]}` among those that lose at most "
+        f"{r['max_general_drop']:g} on {', '.join(f'`{n}`' for n in sets[1:]) or 'no other set'} against the "
+        "parent (none: the one that loses least there).", "", measured(res, "finetune_schedule")])

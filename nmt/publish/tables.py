@@ -75,6 +75,7 @@ PAIRS_BLOCKS: dict[str, Callable[[Sources], str]] = {
 FINETUNE_BLOCKS: dict[str, Callable[[Sources], str]] = {
     "finetune-results": finetune.results,
     "finetune-replay": finetune.replay,
+    "finetune-schedule": finetune.schedule,
 }
 
 SETS = {"default": BLOCKS, "general": GENERAL_BLOCKS, "pairs": PAIRS_BLOCKS,
