@@ -66,13 +66,17 @@ def results(s: Sources) -> str:
                       "are compare.json's), `reports/finetune/<name>/validation/finetune.json` (finetune)."])
 
 
+def _bench(s: Sources, name: str) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """A fine-tune bench's result file, its `results` and the sets it scored (the parent's, in order)."""
+    res = s.result(name)
+    return res, res["results"], list(res["results"]["parent"])
+
+
 def replay(s: Sources) -> str:
     """docs/training.md: one fine-tune again per replay share, beside its parent."""
     if not (s.bench / "finetune_replay.json").is_file():
         return not_yet("finetune_replay", REPLAY)
-    res = s.result("finetune_replay")
-    r = res["results"]
-    sets = list(r["parent"])
+    res, r, sets = _bench(s, "finetune_replay")
     mark = {name: f"`{name}`" + (" (general)" if name in r["general_sets"] else "") for name in sets}
     rows = [["the parent", "-", "-", *[f"{r['parent'][n]['sacrebleu']:.2f}" for n in sets]]]
     for row in r["rows"]:
@@ -88,9 +92,7 @@ def schedule(s: Sources) -> str:
     """docs/training.md: the candidate schedules of a fine-tune, scored on dev sets only, and the one chosen."""
     if not (s.bench / "finetune_schedule.json").is_file():
         return not_yet("finetune_schedule", SCHEDULE)
-    res = s.result("finetune_schedule")
-    r = res["results"]
-    sets = list(r["parent"])
+    res, r, sets = _bench(s, "finetune_schedule")
     rows = [["the parent", "-", "-", "-", *[f"{r['parent'][n]:.2f}" for n in sets]]]
     for i, row in enumerate(r["rows"]):
         changes = ", ".join(f"`{k}={v:g}`" if isinstance(v, float) else f"`{k}={v}`" for k, v in row["changes"].items())
