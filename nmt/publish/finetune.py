@@ -107,4 +107,5 @@ def schedule(s: Sources) -> str:
         f"Fine-tune `{r['key']}`, each candidate trained with the pipeline's own command and scored on dev sets only "
         f"({dev}; sacreBLEU, {decoding}). Chosen: the best on `{sets[0]}` among those that lose at most "
         f"{r['max_general_drop']:g} on {', '.join(f'`{n}`' for n in sets[1:]) or 'no other set'} against the "
-        "parent (none: the one that loses least there).", "", measured(res, "finetune_schedule")])
+        "parent (none: the one that loses least there). Minutes: the finetune command's wall time, loading "
+        "included.", "", measured(res, "finetune_schedule")])
