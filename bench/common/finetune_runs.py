@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from bench.common.children import die_with_parent
+
 # a stage's output arguments -> where they go inside the scratch folder
 OUTPUTS = {"--checkpoints": "checkpoints", "--model": "model.pt", "--reports": "reports",
            "--train-reports": "train", "--gates": "reports/validation", "--curves": "train/curves.png"}
@@ -64,9 +66,11 @@ def params_copy(params_file: Path, changes: dict[str, Any], work: Path) -> Path:
 
 
 def run(argv: list[str], cwd: Path) -> float:
-    """Run a stage command (its `python` is this interpreter) in `cwd`; its seconds, or exit with its error."""
+    """Run a stage command (its `python` is this interpreter) in `cwd`; its seconds, or exit with its error. The
+    command ends with this process (a killed sweep leaves no training behind)."""
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, *argv[1:]], cwd=cwd, capture_output=True, text=True, check=False)
+    proc = subprocess.run([sys.executable, *argv[1:]], cwd=cwd, capture_output=True, text=True, check=False,
+                          preexec_fn=die_with_parent)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:4])} ... failed:\n{proc.stderr[-3000:]}")
     return time.perf_counter() - started

@@ -14,21 +14,17 @@ from typing import Any
 
 import torch
 
+from bench.common.children import die_with_parent
+
 
 def log_here() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
 
 
 def _die_with_parent() -> None:
-    """A spawned run ends when the process that waits for it does (Linux: the parent-death signal): a
-    part cut at its `timeout` must not leave a run holding the call's output open until the call's limit."""
-    import ctypes
-    import signal
-
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass  # not Linux: the run ends with its own work
+    """A spawned run ends when the process that waits for it does: a part cut at its `timeout` must not leave
+    a run holding the call's output open until the call's limit."""
+    die_with_parent()
     log_here()
 
 

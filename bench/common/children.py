@@ -1,0 +1,18 @@
+"""A bench's child processes end with it: a run cut by SIGKILL (a timeout, an operator's kill -9) must not leave
+a training child writing into a scratch folder, holding the cores, long after the bench that waited for it."""
+
+from __future__ import annotations
+
+import ctypes
+import signal
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h: the signal a process gets when its parent thread ends
+
+
+def die_with_parent() -> None:
+    """Run in the child (a `preexec_fn`, a pool's `initializer`): SIGKILL it when its parent ends. Linux only;
+    elsewhere the child ends with its own work."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
