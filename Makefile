@@ -201,6 +201,7 @@ bench: install
 	$(BIN)/python -m bench.pairs_train_time  # the binarize stages' ids: dvc.yaml's and pairs/dvc.yaml's
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item pairs/dvc.yaml:publish
 	NMT_DATA_MIRROR=$(SHARED_DATA) $(BIN)/python -m bench.finetune_schedule --key multi30k-de-en $(FINETUNE_SCHEDULES)
+	$(BIN)/python -m bench.finetune_replay --key news-de-en  # after `make finetune FINETUNE=news-de-en`
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item finetune/dvc.yaml:publish
 
 # The GPU path's checks on a lent GPU (docs/training.md, bench/gpu_check.py): the data stages, then the bundle

@@ -85,7 +85,9 @@ def replay(s: Sources) -> str:
     return "\n".join([table(["model", "updates", "minutes", *[mark[n] for n in sets]], rows, "lrr" + "r" * len(sets)),
                       "", f"Fine-tune `{r['key']}` trained again per replay share (the share of each epoch drawn "
                       "from the parent's training pairs), everything else as `make finetune` runs it; sacreBLEU "
-                      "per test set.", "", measured(res, "finetune_replay")])
+                      "per test set. Minutes: the finetune command's wall time, loading and each epoch's "
+                      "validation included (a smaller share makes shorter epochs, so more of them).", "",
+                      measured(res, "finetune_replay")])
 
 
 def schedule(s: Sources) -> str:
