@@ -12,8 +12,8 @@ without torch: `pip install "nmt[runtime]"`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from nmt.decode.lines import LineTranslator
 from nmt.errors import NmtError
 from nmt.files.cores import available_cores
 from nmt.runtime.package import Package, load_package
-from nmt.runtime.pool import DecoderPool
+from nmt.runtime.pool import DecoderPool, Settings
 from nmt.runtime.session import OnnxModel
 from nmt.text.detokenizer import Detokenizer
 from nmt.text.tokenizer import make_tokenizer
@@ -46,8 +46,7 @@ class OnnxTranslator(LineTranslator):
 
     package: Package
     model: OnnxModel
-    pool: DecoderPool | None = None  # decoder processes side by side (`workers` > 1), else this process decodes
-    start_pool: Callable[[], DecoderPool] | None = field(default=None, repr=False)  # auto: starts them when worth it
+    pool: DecoderPool | None = None  # decoder processes side by side (`workers` != 1; auto: started when worth it)
 
     @classmethod
     def from_dir(cls, path: Path, *, device: str = "auto", threads: int = 0, int8: bool = False,
@@ -72,15 +71,14 @@ class OnnxTranslator(LineTranslator):
                    "beam_size": decoding.beam_size, "alpha": decoding.alpha, "max_extra": decoding.max_extra,
                    "batch_size": batch_size}
 
-        def start_pool() -> DecoderPool:
-            return DecoderPool(cls.from_dir, path, count, options)
-
-        pool = start_pool() if workers > 1 else None
+        pool = None
+        if count > 1 and workers != 1:  # auto (0): started the first time a call brings AUTO_SENTENCES
+            pool = DecoderPool(cls.from_dir, path, count, options, start_at=AUTO_SENTENCES if workers == 0 else 0)
         return cls(package=package, model=model, vocabs=package.vocabs,
                    tokenize=make_tokenizer(tok["src_lang"], tok["lowercase"]),
                    detokenizer=Detokenizer.from_dict(tok["detokenizer"]),
                    beam_size=decoding.beam_size, alpha=decoding.alpha, max_extra=decoding.max_extra,
-                   batch_size=batch_size, pool=pool, start_pool=start_pool if workers == 0 and count > 1 else None)
+                   batch_size=batch_size, pool=pool)
 
     @property
     def max_len(self) -> int:
@@ -93,21 +91,21 @@ class OnnxTranslator(LineTranslator):
         return self.model.beam_search(src, self.beam_size, self.alpha, self.max_extra)
 
     def map_batches(self, batches: list[list[list[int]]], n: int | None = None) -> Iterable[list[Any]]:
-        """With decoder processes, the batches are decoded in them, side by side, outputs in order
-        (auto: started here the first time the batches bring `AUTO_SENTENCES` or more)."""
+        """With decoder processes, the batches are decoded in them, side by side, outputs in order,
+        with this translator's settings (a copy with beam size 1 shares the processes and decodes
+        greedy there). Auto: they start the first time the batches bring `AUTO_SENTENCES` or more."""
         sentences = sum(map(len, batches))
-        if self.pool is None and self.start_pool is not None and sentences >= AUTO_SENTENCES:
-            log.info("%d sentences: starting decoder processes", sentences)
-            self.pool, self.start_pool = self.start_pool(), None
-        if self.pool is not None:
-            return self.pool.map(batches, n)
+        if self.pool is not None and self.pool.takes(sentences):
+            if not self.pool.started:
+                log.info("%d sentences: starting decoder processes", sentences)
+            return self.pool.map(batches, Settings(self.beam_size, self.alpha, self.max_extra), n)
         return super().map_batches(batches, n)
 
     def close(self) -> None:
-        """Stop the decoder processes, if any (they also stop when this process exits)."""
+        """Stop the decoder processes, if any (they also stop when this process exits); a later call
+        starts them again."""
         if self.pool is not None:
             self.pool.close()
-            self.pool = None
 
     def decode_batch_n(self, sources: list[list[int]], n: int) -> list[list[Hypothesis]]:
         if self.beam_size == 1:

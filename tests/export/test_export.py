@@ -16,7 +16,6 @@ from nmt.config.evaluate import Decoding
 from nmt.config.export import ExportConfig
 from nmt.decode.backend import beam_search, greedy
 from nmt.errors import DataError, GateError
-from nmt.export.checks import sacrebleu_score
 from nmt.export.stage import ExportPaths, export_stage
 from nmt.model import checkpoint
 from nmt.model.incremental import DecoderStep, Encoder
@@ -25,7 +24,7 @@ from nmt.runtime.package import load_package
 from nmt.runtime.session import OnnxModel
 from nmt.runtime.translator import OnnxTranslator
 from nmt.text.vocabularies import load_vocabularies
-from support.onnx import CORPUS_STATS, export, sentences
+from support.onnx import CORPUS_STATS, export
 
 pytestmark = pytest.mark.isa  # torch and ONNX Runtime compared line for line: also with a lower instruction set forced
 
@@ -159,24 +158,33 @@ def test_missing_evaluation_metrics_is_a_clear_error(root: Path, model_path: Pat
     assert not (tmp_path / "onnx").exists()
 
 
-def test_int8_package_translates_as_the_fp32_one(package: Path) -> None:
-    """The int8 graphs are the same model with small weight noise: on 100 sentences they write
-    what the fp32 graphs write bar a few lines (measured: 92%; a quantisation that kept 4 of the 8
-    bits: 69%), and score within 1 sacreBLEU of them, as the export gate compares (the copy task:
-    the reference is the source)."""
-    fp32 = OnnxTranslator.from_dir(package, device="cpu")
-    int8 = OnnxTranslator.from_dir(package, device="cpu", int8=True)
-    lines = sentences(100, seed=21)
-    lines[1] = ""
-    expected, out = fp32.translate(lines), int8.translate(lines)
-    assert len(out) == len(lines) and out[1] == ""
-    sources = [i for i, line in enumerate(lines) if line]
-    identical = sum(expected[i] == out[i] for i in sources) / len(sources)
-    assert identical >= 0.85, f"{identical:.0%} of the int8 lines are the fp32 ones"
-    assert sacrebleu_score([out[i] for i in sources], [expected[i] for i in sources]) >= 95.0
-    refs = [lines[i] for i in sources]
-    bleu_fp32 = sacrebleu_score([expected[i] for i in sources], refs)
-    assert sacrebleu_score([out[i] for i in sources], refs) >= bleu_fp32 - 1.0
+def test_int8_package_translates_as_the_fp32_one(learned_model_path: Path, tmp_path: Path) -> None:
+    """The int8 graphs are the same model with small weight noise: where the model is sure, they
+    write what the fp32 graphs write. The oracle is the learned copy model's margin, not a share
+    measured on one host: it copies every checked line with each symbol ahead of the next best by
+    `MARGIN` nats (checked where it is made, tests/support/learned.py), so int8 copies them all as
+    long as its log-probabilities stay within MARGIN / 2 of fp32's, which is asserted too (a
+    quantisation that broke the weights fails there). ONNX Runtime picks its int8 kernels by the
+    CPU (u8s8 products saturate on AVX2 without VNNI) and cannot be forced to another instruction
+    set (docs/pipeline.md#other-hosts); on the tests' partly learned copy model the share of
+    identical lines was 94% on an Intel Xeon with AMX, 93% under QEMU's AVX2-only Haswell and 83%
+    on an AMD Zen 3 (each host trains a model of its own), so no share is asserted (issue 79)."""
+    from nmt.translate.markup.align import forced_log_probs
+    from support.learned import BEAM_LONGEST, MARGIN, beam_lines, checked_lines
+
+    package = export(tmp_path / "export", learned_model_path, longest=BEAM_LONGEST)
+    fp32 = OnnxTranslator.from_dir(package, device="cpu", threads=1, beam_size=1)
+    int8 = OnnxTranslator.from_dir(package, device="cpu", threads=1, beam_size=1, int8=True)
+    lines = checked_lines()
+    vocabs = fp32.vocabs
+    for line in lines:  # one sentence at a time: int8 activations are quantised per batch
+        source, target = vocabs.source_ids(line.split()), vocabs.target_ids(line.split())[1:]
+        here, there = (forced_log_probs(t.model, [source], target)[0] for t in (fp32, int8))
+        assert np.abs(here - there).max() < MARGIN / 2, (line, here, there)
+    assert fp32.translate(lines) == lines
+    assert int8.translate(["", *lines]) == ["", *lines]
+    beams = beam_lines()
+    assert OnnxTranslator.from_dir(package, device="cpu", threads=1, beam_size=4, int8=True).translate(beams) == beams
     assert (int8.package.graph("decoder_step", int8=True).stat().st_size
             < fp32.package.graph("decoder_step").stat().st_size)
     assert load_package(package).card["graphs"]["int8"]["encoder"]["file"] == "encoder.int8.onnx"

@@ -291,8 +291,9 @@ def test_auto_workers_start_one_decoder_process_per_core_once_the_input_is_large
     one = OnnxTranslator.from_dir(package, device="cpu", threads=1, beam_size=2, batch_size=8)
     auto = OnnxTranslator.from_dir(package, device="cpu", beam_size=2, batch_size=8, workers=0)
     try:
-        assert auto.translate(lines[:20]) == one.translate(lines[:20]) and auto.pool is None  # 20 < 30
-        assert auto.translate(lines) == one.translate(lines) and auto.pool is not None  # 40 >= 30
+        assert auto.pool is not None and not auto.pool.started
+        assert auto.translate(lines[:20]) == one.translate(lines[:20]) and not auto.pool.started  # 20 < 30
+        assert auto.translate(lines) == one.translate(lines) and auto.pool.started  # 40 >= 30
         assert len(pids := auto.pool.pids()) == 2 and os.getpid() not in pids
     finally:
         auto.close()
@@ -312,9 +313,61 @@ def test_the_text_path_decodes_in_the_decoder_processes_too(package: Path, monke
     auto = LocalTranslator.open(package, ModelOptions(device="cpu", beam_size=2, batch_size=8, workers=0))
     try:
         assert auto.translate(lines).texts == one.translate(lines).texts
-        assert auto.model.translator.pool is not None  # 40 sentences >= 30: decoded in the processes
+        pool = auto.model.translator.pool
+        assert pool is not None and pool.started  # 40 sentences >= 30: decoded in the processes
     finally:
         auto.close()
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_decoder_processes_decode_with_the_callers_settings(package: Path, workers: int) -> None:
+    """A copy of the translator with other settings shares its decoder processes (the loop guard's
+    greedy retry is `replace(translator, beam_size=1)`) and must be decoded its own way there, as in
+    this process. Before the fix the processes searched with the settings they were opened with:
+    the guard's greedy retry came back as the beam's rejected output, an empty line on a host
+    where the beam's best is empty (issue 79)."""
+    from dataclasses import replace
+
+    lines = sentences(60, seed=7)
+    one = OnnxTranslator.from_dir(package, device="cpu", threads=1, beam_size=3, batch_size=8)
+    many = OnnxTranslator.from_dir(package, device="cpu", threads=1, beam_size=3, batch_size=8, workers=workers)
+    variants = [{"beam_size": 1}, {"alpha": 0.0}, {"max_extra": 1}, {"beam_size": 2, "max_extra": 2}]
+    try:
+        here = {str(v): replace(one, **v).translate(lines) for v in variants}
+        # the settings matter on this model (else the test could not tell them apart)
+        assert any(out != one.translate(lines) for out in here.values())
+        for _ in range(3):  # the processes take the batches in whatever order they come free
+            for v in variants:
+                assert replace(many, **v).translate(lines) == here[str(v)], v
+            assert many.translate(lines) == one.translate(lines)
+    finally:
+        many.close()
+
+
+def test_the_guards_greedy_retry_is_greedy_in_the_decoder_processes(package: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loop guard's last resort, greedy decoding of a sentence none of whose beam hypotheses
+    passes, gives the greedy translation with decoder processes too (issue 79: `nmt translate
+    --workers 2` wrote an empty line where one process wrote the greedy one). Here the guard accepts
+    only the greedy translations, so every sentence whose beam lacks its greedy output is retried."""
+    from dataclasses import replace
+
+    from nmt.translate import guard
+    from nmt.translate.local import LocalTranslator
+    from nmt.translate.models import ModelOptions
+
+    lines = sentences(40, seed=3)
+    one = LocalTranslator.open(package, ModelOptions(device="cpu", threads=1, beam_size=3, batch_size=8))
+    two = LocalTranslator.open(package, ModelOptions(device="cpu", threads=1, beam_size=3, batch_size=8, workers=2))
+    try:
+        greedy = replace(one.model.translator, beam_size=1).translate(lines)
+        beam = one.model.translator.translate(lines)
+        assert greedy != beam  # some sentences are retried
+        monkeypatch.setattr(guard, "acceptable", lambda text, source: text in greedy)
+        assert one.translate(lines).texts == greedy
+        assert two.translate(lines).texts == greedy
+    finally:
+        two.close()
 
 
 def test_cli_translate_with_decoder_processes(package: Path, model_path: Path, tmp_path: Path, capsys) -> None:
