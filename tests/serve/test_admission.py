@@ -84,3 +84,34 @@ def test_several_decoders_share_the_queue_s_wait(batcher: Timed) -> None:
     batcher.decoders = 1
     with pytest.raises(QueueFull, match="--queue-timeout"):
         batcher.check_room(12)
+
+
+def test_an_idle_server_admits_what_it_can_take_whatever_its_rate(batcher: Timed) -> None:
+    """Nothing queued: a request of the most sentences a request may have is decoded next, however slow
+    the model; refusing it would only ask for a retry that meets the same (issue 77: 503 "0 sentences
+    queued: about 9 s of work" to 12 texts on an idle server). With work ahead, the wait still counts."""
+    batcher.full_rate = 2.0  # 16 s a batch of 32: 512 sentences would take minutes
+    batcher.check_room(batcher.max_sentences)
+    queue(batcher, 40)
+    with pytest.raises(QueueFull, match="40 sentences queued: about .* over half --queue-timeout"):
+        batcher.check_room(1)
+
+
+def test_a_request_being_decoded_is_not_stale_for_its_own_sentences(batcher: Timed) -> None:
+    """The sentences of a request whose first batch was taken wait on that request's own work: they are
+    decoded, not refused as stale, however long the request takes; a request none of whose sentences was
+    taken is stale past --queue-timeout."""
+    queue(batcher, 96)  # one request: three batches of 32, 1 s each on the test's clock
+    job = batcher.queue[0].job
+    batcher.seconds_per_batch = 6.0
+    delivered: list = []
+    batcher._call = lambda fn, items, outputs, *rest: delivered.extend(outputs)  # type: ignore[method-assign]
+    for _ in range(3):
+        batch = [batcher.queue.popleft() for _ in range(32)]
+        batcher._decode(batch)  # at 0, 6 and 12 s: the last batch waited 12 s > --queue-timeout
+    assert job.started and len(delivered) == 96 and all(isinstance(o, Output) for o in delivered)
+    queue(batcher, 2)  # another request, queued at 18 s
+    batcher.clock[0] += 11.0
+    delivered.clear()
+    batcher._decode([batcher.queue.popleft() for _ in range(2)])
+    assert len(delivered) == 2 and not any(isinstance(o, Output) for o in delivered)  # stale: never taken

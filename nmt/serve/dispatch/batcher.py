@@ -93,7 +93,11 @@ class Batcher:
         let in before a drain began (`ServeState.admitted`), refused only once the threads stop."""
         if self.stopping or (self.draining and not admitted):
             raise Draining("the server is shutting down; send the request to another instance", retry_after=1)
-        queued, wait_s = len(self.queue), self.expected_wait(sentences)
+        queued = len(self.queue)
+        # the wait is judged only behind other work: on an empty queue a request is decoded next whatever it
+        # takes (its own sentences never go stale: `_decode`), so refusing it would only ask for a retry that
+        # meets the same; --request-timeout bounds it
+        wait_s = self.expected_wait(sentences) if queued else 0.0
         if queued + sentences > self.max_queue or wait_s > self.queue_timeout_s / 2:  # half: the rate is an estimate
             why = (f"{queued} of {self.max_queue} sentences queued" if queued + sentences > self.max_queue else
                    f"{queued} sentences queued: about {wait_s:.0f} s of work with this request's, over half "
@@ -248,12 +252,16 @@ class Batcher:
         live = [item for item in batch if not item.job.closed]
         if len(live) < len(batch):
             self.metrics.dropped.inc(len(batch) - len(live))
-        stale = [item for item in live if now - item.queued_at > self.queue_timeout_s]
+        # stale: waited past --queue-timeout before any sentence of its request was taken (the rest of a
+        # request being decoded waits on its own work, not on an overload)
+        stale = [item for item in live if not item.job.started and now - item.queued_at > self.queue_timeout_s]
         if stale:
             error = Stale(f"waited longer than --queue-timeout ({self.queue_timeout_s:g} s) in the queue; the server "
                           "is overloaded, retry later", retry_after=self.retry_after())
             self._call(self._deliver, stale, [error] * len(stale))
-            live = [item for item in live if now - item.queued_at <= self.queue_timeout_s]
+            live = [item for item in live if item not in stale]
+        for item in live:
+            item.job.started = True
         if not live:
             return
         for item in live:

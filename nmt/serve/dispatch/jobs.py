@@ -21,6 +21,7 @@ class Job:
     n: int = 1  # translations wanted per sentence: 1 + the alternatives asked for
     generation: int = 0  # the newest model generation that decoded any of its sentences
     closed: bool = False  # the request is gone: its sentences still queued are dropped
+    started: bool = False  # a batch has taken one of its sentences: the rest wait on the request's own work
 
     def close(self) -> None:
         self.closed = True
