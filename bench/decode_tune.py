@@ -48,6 +48,7 @@ from nmt.config.loader import load_sections
 from nmt.config.mix import MixConfig
 from nmt.files.lines import read_lines, split_file
 from nmt.translate.models import ModelOptions, open_model
+from nmt.translate.offline import translate_lines
 
 log = logging.getLogger("bench.decode_tune")
 
@@ -106,7 +107,7 @@ def tune_direction(model: Path, settings: list[Decoding], dev: dict[str, dict[st
         translator = replace(loaded, beam_size=decoding.beam_size, alpha=decoding.alpha, max_extra=decoding.max_extra)
         started, per_source = time.perf_counter(), {}
         for name, sides in dev.items():
-            per_source[name] = score(translator.translate(sides[src]), sides[tgt])
+            per_source[name] = score(list(translate_lines(translator, sides[src])), sides[tgt])  # `nmt translate`'s
         row = {"beam_size": decoding.beam_size, "alpha": decoding.alpha, "sources": per_source,
                "mean_sacrebleu": round(mean(s["sacrebleu"] for s in per_source.values()), 2),
                "seconds": round(time.perf_counter() - started, 1)}

@@ -38,6 +38,7 @@ from bench.common.record import RESULTS, ROOT, write_result
 from nmt.config.evaluate import Decoding
 from nmt.decode.translator import Translator
 from nmt.files.lines import read_lines
+from nmt.translate.offline import translate_lines
 
 GENERAL_DEV = "wmt-news/newstest2013.de-en"  # in the data mirror: the general parents' dev set
 
@@ -86,7 +87,7 @@ def score(model: Path, sets: dict[str, tuple[list[str], list[str]]], decoding: D
     translator = Translator.from_file(model, decoding)
     scores = {}
     for name, (sources, refs) in sets.items():
-        hyps = translator.translate(sources)
+        hyps = list(translate_lines(translator, sources))  # as `nmt translate` writes them (issue 77)
         scores[name] = round(sacrebleu.corpus_bleu(hyps, [refs]).score, 2)
         print(f"  {name}: sacreBLEU {scores[name]:.2f}", flush=True)
     return scores

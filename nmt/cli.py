@@ -17,7 +17,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,8 +31,6 @@ if TYPE_CHECKING:  # numpy and the text pipeline load only when a command runs
     from nmt.translate.local import LocalTranslator
 
 log = logging.getLogger("nmt.translate")
-WINDOW = 2048  # lines translated at a time by `nmt translate`: output written as it is made, and enough
-# sentences per call for the auto decoder processes to start (nmt.runtime.translator.AUTO_SENTENCES)
 
 # stage -> (module with main(argv), one-line help); the order of dvc.yaml
 STAGES: dict[str, tuple[str, str]] = {
@@ -157,7 +155,7 @@ def translate(args: argparse.Namespace) -> None:
         bar = tqdm(total=total, unit="line", desc="translate") if sys.stderr.isatty() else None
         progress = bar.update if bar is not None else ProgressLog(total)
         try:
-            out = _stream(translator, lines, progress)
+            out = translator.lines(lines, progress)  # as the server translates a text, written as made
             if args.output is None:
                 for line in out:
                     sys.stdout.write(line + "\n")
@@ -175,13 +173,6 @@ def translate(args: argparse.Namespace) -> None:
         translator.close()  # the decoder processes of --workers
 
 
-def _stream(translator: LocalTranslator, lines: list[str], progress: Callable[[int], None]) -> Iterator[str]:
-    """Each line's translation, as the server translates a text (sentences, spans, glossary, guard),
-    `WINDOW` lines at a time so the output is written as it is made."""
-    for start in range(0, len(lines), WINDOW):
-        window = lines[start:start + WINDOW]
-        yield from translator.translate(window).texts
-        progress(sum(1 for x in window if x.strip()))
 
 
 def _translate_document(translator: LocalTranslator, args: argparse.Namespace) -> None:

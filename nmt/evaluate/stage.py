@@ -1,12 +1,13 @@
 """Stage 6, evaluate: translate the test sets, score them, gate on a BLEU floor, write the reports.
 
-Per test set (params `evaluate.test_sets`): the validated source file is translated with
-beam search (paper defaults, section 6.1), the detokenized output is scored against the
-raw references (sacreBLEU + signature, chrF) and its tokens against the reference's spaCy
-tokens (NLTK corpus BLEU). Outputs, all written only after the gate passed:
-`reports/metrics.json` (DVC metrics), `reports/translations/<set>.txt`, `reports/bleu.md`,
-`reports/index.html`, `reports/attention/` (one page and heatmaps per sample) and
-`reports/assets/` (the pages' stylesheet and script).
+Per test set (params `evaluate.test_sets`): the validated source file is translated exactly as
+`nmt translate` translates it (`nmt.translate.local`: each line cut into sentences, spans kept, the
+loop guard) with the tuned beam search, and that output is scored against the raw references
+(sacreBLEU + signature, chrF) and its spaCy tokens against the reference's (NLTK corpus BLEU): the
+gates and the README judge what users get, not a raw decode of pre-split lines. Outputs, all
+written only after the gate passed: `reports/metrics.json` (DVC metrics),
+`reports/translations/<set>.txt`, `reports/bleu.md`, `reports/index.html`, `reports/attention/`
+(one page and heatmaps per sample) and `reports/assets/` (the pages' stylesheet and script).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tqdm import tqdm
 from nmt import ranking
 from nmt.command import arg, stage_main
 from nmt.config.evaluate import EvaluateConfig
+from nmt.decode.lines import Tokenizer
 from nmt.decode.translator import Translator
 from nmt.errors import DataError
 from nmt.evaluate.attention import capture, plot_all
@@ -34,7 +36,9 @@ from nmt.files.atomic import atomic_write_text, staged_dir
 from nmt.files.killpoints import kill_point
 from nmt.files.lines import read_lines, split_file
 from nmt.gates.gate import Gate
-from nmt.text.tokenizer import SUFFIX, read_tokenized
+from nmt.text.tokenizer import SUFFIX, make_tokenizer, read_tokenized
+from nmt.text.vocab import UNK
+from nmt.translate.offline import translate_lines
 
 log = logging.getLogger(__name__)
 REPORT_NAME = "evaluate"
@@ -64,9 +68,18 @@ def _read(path: Path, what: str) -> list[str]:
     return read_lines(path)
 
 
+def output_tokens(tokenize: Tokenizer, texts: Sequence[str]) -> list[list[str]]:
+    """The spaCy tokens of each output text (as the tokenize stage cut the references), each `<unk>`
+    the model wrote kept as one token (spaCy would cut it into three)."""
+    parts = [text.split(UNK) for text in texts]
+    pieces = iter(tokens for tokens, _ in tokenize([p for line in parts for p in line]))
+    return [[t for k, _ in enumerate(line) for t in ([UNK] if k else []) + next(pieces)] for line in parts]
+
+
 def translate_test_set(translator: Translator, cfg: EvaluateConfig, name: str, data_dir: Path,
                        tokens_dir: Path) -> dict[str, Any]:
-    """Translate and score one test set; everything the reports need, nothing written."""
+    """Translate (`nmt translate`'s path, with `translator`'s settings) and score one test set; everything
+    the reports need, nothing written."""
     src_lang, tgt_lang = translator.vocabs.src_lang, translator.vocabs.tgt_lang
     sources = _read(split_file(data_dir, name, src_lang), "source file")
     references = _read(split_file(data_dir, name, tgt_lang), "reference file")
@@ -76,9 +89,8 @@ def translate_test_set(translator: Translator, cfg: EvaluateConfig, name: str, d
         raise DataError(f"test set {name}: {len(sources)} source lines, {len(references)} reference lines, "
                         f"{len(src_tokens)}/{len(ref_tokens)} tokenized lines in {tokens_dir}; re-run the data stages")
     with tqdm(total=len(sources), unit="sent", desc=f"translate {name}", disable=None) as bar:
-        searched = translator.search(sources, progress=bar.update)
-    hyp_tokens = [[] if r is None else translator.vocabs.output_tokens(r[1]) for r in searched]
-    hypotheses = [translator.detokenizer(t) if t else "" for t in hyp_tokens]
+        hypotheses = list(translate_lines(translator, sources, bar.update))
+    hyp_tokens = output_tokens(make_tokenizer(tgt_lang, bool(translator.text_settings.get("lowercase"))), hypotheses)
     scores = corpus_scores(hypotheses, references, hyp_tokens, ref_tokens)
     sent = sentence_bleu(hypotheses, references)
     rows = [{"test_set": name, "line": i + 1, "bleu": b, "source": s, "reference": r, "hypothesis": h}
@@ -92,12 +104,23 @@ def translate_test_set(translator: Translator, cfg: EvaluateConfig, name: str, d
     detail = {"best": ranking.ranked(rows, lambda x: x["bleu"])[:cfg.samples],  # a tie: the earlier line
               "worst": ranking.ranked(rows, lambda x: x["bleu"], higher=False)[:cfg.samples],
               "buckets": bleu_by_length(hypotheses, references, [len(t) for t in src_tokens])}
-    picks = [i for i, t in enumerate(src_tokens) if 0 < len(t) <= cfg.attention_max_tokens and searched[i]]
-    step = max(1, len(picks) // max(1, cfg.attention_samples))
-    attention = [dict(rows[i], ids=searched[i]) for i in picks[::step][:cfg.attention_samples]]
+    attention = _attention_samples(translator, cfg, sources, src_tokens, hypotheses, rows)
     log.info("%s: sacreBLEU %.2f, chrF %.2f, NLTK BLEU %.2f (%d sentences)", name, scores.sacrebleu, scores.chrf,
              scores.nltk_bleu, scores.sentences)
     return {"metrics": metrics, "detail": detail, "hypotheses": hypotheses, "attention": attention}
+
+
+def _attention_samples(translator: Translator, cfg: EvaluateConfig, sources: list[str], src_tokens: list[list[str]],
+                       hypotheses: list[str], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Up to `attention_samples` short lines, evenly spaced, with the ids of the model's own search (the
+    heatmaps read the model's attention over them): only lines whose search writes the published output."""
+    picks = [i for i, t in enumerate(src_tokens) if 0 < len(t) <= cfg.attention_max_tokens]
+    step = max(1, len(picks) // max(1, cfg.attention_samples))
+    picks = picks[::step][:2 * cfg.attention_samples]
+    searched = translator.search([sources[i] for i in picks])
+    same = [(i, r) for i, r in zip(picks, searched)
+            if r is not None and translator.detokenizer(translator.vocabs.output_tokens(r[1])) == hypotheses[i]]
+    return [dict(rows[i], ids=r) for i, r in same[:cfg.attention_samples]]
 
 
 def _read_path(path: Path) -> Path:

@@ -2,9 +2,11 @@
 
 `parity()` runs a validation sample through both backends of the one search: the encoder
 output and the decoder-step log-probabilities of a teacher-forced prefix (each side carrying
-its own cache), then greedy and beam search on the same batches, which must give identical ids. `compare_texts()` runs a
-whole test set text to text through `Translator` (torch) and `OnnxTranslator` and reports
-the share of identical lines and sacreBLEU of each (and of the int8 graphs, if any).
+its own cache), then greedy and beam search on the same batches, which must give identical ids: the
+engines' numbers, on raw search. `compare_texts()` translates a whole test set as `nmt translate`
+does (`nmt.translate.local`: sentences, spans, the loop guard) with the model file (torch) and the
+package (`OnnxTranslator`) and reports the share of identical lines and sacreBLEU of each (and of the
+int8 graphs, if any): the gate scores what users get.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from nmt.runtime.session import OnnxModel
 from nmt.runtime.translator import OnnxTranslator
 from nmt.text.vocab import BOS_ID
 from nmt.text.vocabularies import pad_batch
+from nmt.translate.offline import translate_lines
 
 log = logging.getLogger(__name__)
 
@@ -83,15 +86,16 @@ def sacrebleu_score(hypotheses: list[str], references: list[str]) -> float:
 
 def compare_texts(torch_translator: Translator, onnx: OnnxTranslator, int8: OnnxTranslator | None,
                   sources: list[str], references: list[str]) -> dict[str, Any]:
-    """Text-to-text on a test set: identical lines, sacreBLEU of torch, ONNX fp32 (and int8)."""
-    expected = torch_translator.translate(sources)
-    got = onnx.translate(sources)
+    """Text-to-text on a test set, each as `nmt translate` writes it: identical lines, sacreBLEU of torch,
+    ONNX fp32 (and int8)."""
+    expected = list(translate_lines(torch_translator, sources))
+    got = list(translate_lines(onnx, sources))
     out: dict[str, Any] = {"sentences": len(sources),
                            "identical_lines": sum(e == g for e, g in zip(expected, got)) / max(len(sources), 1),
                            "sacrebleu_torch": sacrebleu_score(expected, references),
                            "sacrebleu_onnx": sacrebleu_score(got, references)}
     if int8 is not None:
-        quantized = int8.translate(sources)
+        quantized = list(translate_lines(int8, sources))
         out["sacrebleu_int8"] = sacrebleu_score(quantized, references)
         out["int8_bleu_change"] = round(out["sacrebleu_int8"] - out["sacrebleu_onnx"], 2)
         out["int8_identical_lines"] = sum(a == b for a, b in zip(got, quantized)) / max(len(sources), 1)

@@ -3,9 +3,10 @@
 For services that serve with CTranslate2: `models/ct2/` gets CTranslate2's model directory
 (`model.bin`, its vocabularies, `config.json`; `nmt.export.ctranslate2`), our tokenizer side
 (vocabularies, BPE merges, `tokenizer.json`, as in the ONNX package) and a `model.json` card
-in the ONNX card's style. The gate translates `export.compare_split` text to text with torch
-and with CTranslate2 and requires their sacreBLEU within `export.max_ct2_bleu_gap`
-(CTranslate2's length penalty differs from ours, so beam outputs may differ in a few lines).
+in the ONNX card's style. The gate translates `export.compare_split` as `nmt translate` does
+(`nmt.translate.local`) with the model file and with this folder and requires their sacreBLEU
+within `export.max_ct2_bleu_gap` (CTranslate2's length penalty differs from ours, so beam outputs
+may differ in a few lines).
 A failed gate leaves the previous `models/ct2/` untouched. `export.ctranslate2: false` writes
 an empty folder with a note instead (nothing to install).
 """
@@ -37,6 +38,7 @@ from nmt.model import checkpoint
 from nmt.runtime.ct2 import FORMAT, FORMAT_VERSION, Ct2Translator
 from nmt.runtime.package import CARD
 from nmt.text.vocab import SPECIALS
+from nmt.translate.offline import translate_lines
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +111,9 @@ def ct2_stage(cfg: ExportConfig, decoding: Decoding, paths: Ct2Paths) -> Gate:
         write_text_files(translator, state["text"]["lowercase"], tmp)
         ct2 = Ct2Translator.open(tmp / "ctranslate2", translator, translator.max_len, "float32", cfg.threads)
         log.info("translating %d %s sentences with torch and CTranslate2", len(sources), split)
-        expected, got = translator.translate(sources), ct2.translate(sources)
+        # each as `nmt translate` writes it with the model file and with this folder (sentences, spans, guard)
+        expected = list(translate_lines(translator, sources))
+        got = list(translate_lines(ct2, sources))
         metrics = {split: {"sentences": len(sources),
                            "identical_lines": sum(a == b for a, b in zip(expected, got)) / max(len(sources), 1),
                            "sacrebleu_torch": sacrebleu_score(expected, refs),

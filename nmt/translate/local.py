@@ -14,22 +14,21 @@ documents (`translate_html`) and files (`translate_document`: .docx, .srt, .html
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nmt.text.sentences import Splitters
-from nmt.translate.decoding import Output, translate_sentences
+from nmt.translate.decoding import Output
 from nmt.translate.glossary import Glossary
 from nmt.translate.markup.align import thread_aligner
 from nmt.translate.markup.formats import FORMATS, read_document
 from nmt.translate.markup.html import parse_html
 from nmt.translate.models import Model, ModelOptions, open_model
+from nmt.translate.offline import WINDOW, decode_in_batches
 from nmt.translate.texts import Texts, html_units, rebuild_html, translate_texts
 
 DOCUMENTS = tuple(f for f in FORMATS if f != ".txt")  # translated as documents; others: one sentence per line
-BATCH = 4096  # sentences handed to the model at a time (length-sorted into its batches; enough for
-# the auto decoder processes of an ONNX package to start: nmt.runtime.translator.AUTO_SENTENCES)
 
 
 @dataclass
@@ -53,17 +52,21 @@ class LocalTranslator:
 
     def decode(self, sentences: list[str], n: int) -> list[Output]:
         """The decode step: up to `n` translations of each sentence, `BATCH` sentences at a time."""
-        outputs: list[Output] = []
-        for start in range(0, len(sentences), BATCH):
-            part = sentences[start:start + BATCH]
-            outputs += translate_sentences(self.model.translator, part, n)[0]
-            if self.progress is not None:
-                self.progress(len(part))
-        return outputs
+        return decode_in_batches(self.model.translator, sentences, n, self.progress)
 
     def translate(self, texts: Sequence[str], alternatives: int = 0) -> Texts:
         """Each text's translation in its layout, with `alternatives` others and its confidence."""
         return self._texts(list(texts), alternatives=alternatives)
+
+    def lines(self, lines: Sequence[str], progress: Callable[[int], None] | None = None) -> Iterator[str]:
+        """One translation per line of a file, each line a text, exactly as `nmt translate` writes them
+        (sentences, spans, the loop guard), `WINDOW` lines at a time, in order; `progress(n)` after
+        each window with its lines that have text."""
+        for start in range(0, len(lines), WINDOW):
+            window = list(lines[start:start + WINDOW])
+            yield from self.translate(window).texts
+            if progress is not None:
+                progress(sum(1 for x in window if x.strip()))
 
     def translate_html(self, docs: Sequence[str], alternatives: int = 0) -> Texts:
         """Each HTML document translated with its markup, as `POST /translate` with `format: html`."""

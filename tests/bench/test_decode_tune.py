@@ -15,6 +15,7 @@ from nmt.decode.translator import Translator
 from nmt.publish import pairs
 from nmt.publish.general import decode_tune as decode_tune_block
 from nmt.publish.sources import Sources
+from nmt.translate.offline import translate_lines
 from support.onnx import sentences
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,7 +62,7 @@ def test_scores_each_setting_on_each_dev_source(model_path: Path, tmp_path: Path
     assert r["decoded"] == {"tiny.dev_a": 3, "tiny.dev_b": 4, "tiny.train": 3}  # at most 4, evenly spaced
     cuts = {"tiny.dev_a": (0, 5, 2), "tiny.dev_b": (5, 9, 1), "tiny.train": (9, 12, 1)}  # (start, end, step)
     for name, (start, end, step) in cuts.items():
-        want = decode_tune.score(beam3.translate(src[start:end:step]), ref[start:end:step])
+        want = decode_tune.score(list(translate_lines(beam3, src[start:end:step])), ref[start:end:step])
         assert run["rows"][1]["sources"][name] == want
     dev_a, dev_b = (run["rows"][1]["sources"][n]["sacrebleu"] for n in ("tiny.dev_a", "tiny.dev_b"))
     assert dev_a > dev_b  # the copies' references against the others': the sources were not mixed up
@@ -109,7 +110,8 @@ def test_one_corpus_has_one_dev_source_its_val_split(model_path: Path, tmp_path:
     assert code == 0 and not (tmp_path / "out" / "decode_tune.json").exists()
     r = json.loads((tmp_path / "out" / "decode_tune_de-en.json").read_text())["results"]
     assert r["sources"] == {"multi30k val": 7} and r["decoded"] == {"multi30k val": 7}
-    want = decode_tune.score(Translator.from_file(model_path, Decoding(beam_size=2, alpha=1.0)).translate(src),
+    want = decode_tune.score(list(translate_lines(Translator.from_file(model_path, Decoding(beam_size=2, alpha=1.0)),
+                                                 src)),
                              (tmp_path / "validated" / "val.en").read_text().splitlines())
     assert r["directions"][0]["rows"][0]["sources"]["multi30k val"] == want
     assert r["best"] == {"beam_size": 2, "alpha": 1.0} and r["params"] == str(tmp_path / "params.yaml")

@@ -1,11 +1,12 @@
 """Dynamic batching at the sentence level: one bounded queue, inference threads that drain it.
 
 A request's sentences enter the queue together or not at all (`submit` raises `QueueFull` when they
-do not all fit now or would wait there past `queue_timeout`, `TooManySentences` when they never
-could, `Draining` while draining: the app answers 503 with Retry-After, 413, 503). Each inference
-thread takes the oldest sentences, up to `max_batch`, waiting at most `max_wait` after the first of
-them was queued for more to arrive; drops those whose request is gone (client disconnected, timed
-out, or another batch of it failed); fails those that waited longer than `queue_timeout` (503);
+do not all fit now or would wait past `queue_timeout` behind others' work (an idle server takes any
+request: a retry would meet the same), `TooManySentences` when they never could, `Draining` while
+draining: 503 with Retry-After, 413, 503). Each inference thread takes the oldest sentences, up to
+`max_batch`, waiting at most `max_wait` after the first of them was queued for more to arrive; drops
+those whose request is gone (client disconnected, timed out, or another batch of it failed); fails
+those that waited longer than `queue_timeout` before their request's first batch (503);
 sorts the rest by length, decodes them as one batch with its own translator (`Served.translator`),
 and hands every result back to the event loop in one callback. A batch that raises fails every
 request in it, so no request waits for a sentence that will never come. With several packages (one
@@ -84,8 +85,7 @@ class Batcher:
 
     def retry_after(self, extra: int = 0) -> int:
         """Seconds until the queue (plus `extra` sentences) is likely through, 1 to 60."""
-        depth = len(self.queue) + extra
-        return max(1, min(60, math.ceil(depth / self.rate))) if self.rate > 0 else 1
+        return max(1, min(60, math.ceil((len(self.queue) + extra) / self.rate))) if self.rate > 0 else 1
 
     def check_room(self, sentences: int, admitted: bool = False) -> None:
         """Raise what `submit` would for `sentences` more (`Draining`, `QueueFull`): asked first with a lower
@@ -94,9 +94,6 @@ class Batcher:
         if self.stopping or (self.draining and not admitted):
             raise Draining("the server is shutting down; send the request to another instance", retry_after=1)
         queued = len(self.queue)
-        # the wait is judged only behind other work: on an empty queue a request is decoded next whatever it
-        # takes (its own sentences never go stale: `_decode`), so refusing it would only ask for a retry that
-        # meets the same; --request-timeout bounds it
         wait_s = self.expected_wait(sentences) if queued else 0.0
         if queued + sentences > self.max_queue or wait_s > self.queue_timeout_s / 2:  # half: the rate is an estimate
             why = (f"{queued} of {self.max_queue} sentences queued" if queued + sentences > self.max_queue else
@@ -252,19 +249,16 @@ class Batcher:
         live = [item for item in batch if not item.job.closed]
         if len(live) < len(batch):
             self.metrics.dropped.inc(len(batch) - len(live))
-        # stale: waited past --queue-timeout before any sentence of its request was taken (the rest of a
-        # request being decoded waits on its own work, not on an overload)
         stale = [item for item in live if not item.job.started and now - item.queued_at > self.queue_timeout_s]
         if stale:
             error = Stale(f"waited longer than --queue-timeout ({self.queue_timeout_s:g} s) in the queue; the server "
                           "is overloaded, retry later", retry_after=self.retry_after())
             self._call(self._deliver, stale, [error] * len(stale))
             live = [item for item in live if item not in stale]
-        for item in live:
-            item.job.started = True
         if not live:
             return
         for item in live:
+            item.job.started = True
             self.metrics.queue_wait_seconds.observe(now - item.queued_at)
         try:
             # n only changes what is read off the same search: the batch is decoded alike for every request
