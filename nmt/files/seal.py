@@ -4,8 +4,11 @@ torch writes checkpoints as zip archives and does not check them when it loads: 
 tensor loads as a different weight. So before a checkpoint is written, the SHA-256 of its archive
 is put in the archive's end-of-central-directory comment (a field every zip reader skips, torch's
 included), and a load recomputes it first: the bytes up to the comment-length field, then that field
-as it was (zero). A file that ends in no sealed comment was written before seals (or by another
-tool) and is read unverified; a truncated one has lost its seal and its central directory with it.
+as it was (zero). A zip that ends in its end-of-central-directory record with an empty comment was
+written before seals (or by another tool) and is read unverified; a truncated one has lost its seal
+and its central directory with it. Any other end that still shows a seal's trace (its record where a
+seal's stands, a comment of a seal's length, or the comment's prefix) is a damaged seal: a flipped
+bit there must not turn verification off, so `check` answers False, as for damaged bytes.
 """
 
 from __future__ import annotations
@@ -46,12 +49,32 @@ def sealed_digest(path: Path) -> str | None:
     return tail[_EOCD_SIZE + len(_PREFIX):].decode("ascii", errors="replace")
 
 
+def _damaged_seal(path: Path) -> bool:
+    """Whether the file's end is neither a seal nor a plain zip end (EOCD, empty comment) but bears a
+    seal's trace: the record where a seal's stands, a seal-length comment field, or the prefix."""
+    size = Path(path).stat().st_size
+    with open(path, "rb") as fh:
+        fh.seek(max(0, size - _COMMENT_SIZE - _EOCD_SIZE - len(_PREFIX)))
+        tail = fh.read()
+    if tail[-_EOCD_SIZE:-_EOCD_SIZE + 4] == _EOCD and tail[-2:] == b"\x00\x00":
+        return False  # a plain zip end: unsealed
+    record = tail[-_COMMENT_SIZE - _EOCD_SIZE:]
+    comment = record[_EOCD_SIZE:]
+    return (record[:4] == _EOCD or record[20:22] == struct.pack("<H", _COMMENT_SIZE) or _PREFIX[:6] in tail
+            or _PREFIX[-6:] in tail or (len(comment) == _COMMENT_SIZE and _is_hex(comment[-64:])))
+
+
+def _is_hex(data: bytes) -> bool:
+    return all(c in b"0123456789abcdef" for c in data)
+
+
 def check(path: Path) -> bool | None:
-    """True: the seal matches the bytes; False: it does not (the file changed after it was written);
-    None: the file carries no seal (truncated, older, or not ours). OSError if it cannot be read."""
+    """True: the seal matches the bytes; False: it does not (the file changed after it was written, or
+    its seal was damaged); None: the file carries no seal (truncated, older, or not ours). OSError if
+    it cannot be read."""
     want = sealed_digest(path)
     if want is None:
-        return None
+        return False if _damaged_seal(path) else None
     end = Path(path).stat().st_size - _COMMENT_SIZE - _EOCD_SIZE  # where the sealed record starts
     with open(path, "rb") as fh:
         digest, left = hashlib.sha256(), end + 20  # the archive's bytes before the comment length

@@ -53,6 +53,27 @@ def test_a_flipped_bit_is_refused_with_the_command_that_recovers(tmp_path: Path)
         checkpoint.load(model)
 
 
+@pytest.mark.fault
+@pytest.mark.parametrize("mask", [0x01, 0x10, 0x80])
+def test_a_damaged_seal_is_refused_not_read_as_an_unsealed_file(tmp_path: Path, mask: int) -> None:
+    """A flipped bit anywhere in the 97-byte seal (its end-of-central-directory record, the comment's
+    length, prefix or digest) must not turn verification off: before, a flip outside the digest made
+    the file read as an older, unsealed one and load with no check (issue 80), so a second flip in the
+    weights was resumed from."""
+    path = tmp_path / "epoch-0001-step-00000004.pt"
+    checkpoint.save(path, {"format": checkpoint.FORMAT, "w": torch.arange(512, dtype=torch.float32)})
+    good = path.read_bytes()
+    trailer = seal._EOCD_SIZE + seal._COMMENT_SIZE
+    for at in range(len(good) - trailer, len(good)):
+        damaged = bytearray(good)
+        damaged[at] ^= mask
+        damaged[len(good) // 2] ^= 0x10  # and the weights
+        path.write_bytes(bytes(damaged))
+        assert seal.check(path) is False, f"byte {at - len(good)} of the file's end"
+        with pytest.raises(DataError, match=r"epoch-0001-step-00000004.pt: damaged"):
+            checkpoint.load(path)
+
+
 def test_a_truncated_file_says_so_and_an_unsealed_one_still_loads(tmp_path: Path) -> None:
     path = tmp_path / "step-00000009.pt"
     checkpoint.save(path, {"format": checkpoint.FORMAT, "w": torch.ones(4096)})
