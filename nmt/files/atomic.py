@@ -1,7 +1,10 @@
 """Atomic outputs: a stage's output either appears complete or not at all.
 
 Files are written to a temporary sibling and renamed over the target; directories are
-built in a temporary sibling and swapped in. A failure (exception, Ctrl-C) removes the
+built in a temporary sibling and swapped in with one atomic exchange (Linux `renameat2`
+`RENAME_EXCHANGE`), so the target is the old folder or the new one at every instant; where the
+system cannot exchange, two renames (old aside, new in), and a kill between them is undone by the
+next write of the target, which puts the old folder back (`sweep`). A failure (exception, Ctrl-C) removes the
 temporary and leaves the previous output exactly as it was; a kill cannot run that cleanup, so a
 temporary carries its writer's PID and the next write of the same target removes those whose writer
 is gone (`sweep`). A full disk (ENOSPC, EDQUOT) is one
@@ -11,6 +14,7 @@ is gone (`sweep`). A full disk (ENOSPC, EDQUOT) is one
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import glob
 import os
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import IO
 
 from nmt.errors import OutOfSpace
+from nmt.files.killpoints import kill_point
 
 _LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?:(?P<pid>\d+)-)?[0-9a-f]{12}\.(?:tmp|old)$")
 
@@ -54,9 +59,12 @@ def sweep(path: Path) -> list[Path]:
     """Remove the temporaries that killed writes of `path` left beside it (their writer is gone, or they
     predate PIDs in the names); returns what was removed. A live writer's temporary is left alone."""
     path, removed = Path(path), []
-    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*"):
+    for leftover in sorted(path.parent.glob(f".{glob.escape(path.name)}.*")):
         m = _LEFTOVER.match(leftover.name)
         if m is None or m["name"] != path.name or (m["pid"] and _alive(int(m["pid"]))):
+            continue
+        if leftover.name.endswith(".old") and leftover.is_dir() and not os.path.lexists(path):
+            os.replace(leftover, path)  # a swap by two renames killed between them: the old folder back
             continue
         if leftover.is_dir():
             shutil.rmtree(leftover, ignore_errors=True)
@@ -64,6 +72,18 @@ def sweep(path: Path) -> list[Path]:
             leftover.unlink(missing_ok=True)
         removed.append(leftover)
     return removed
+
+
+def dead_leftovers(folder: Path, target: re.Pattern[str]) -> list[Path]:
+    """The temporaries in `folder` of killed writes of targets whose names match `target` (their writer is
+    gone): for a folder whose targets are never written twice (the server's files), which `sweep` of a
+    target never reaches."""
+    found = []
+    for leftover in Path(folder).iterdir():
+        m = _LEFTOVER.match(leftover.name)
+        if m is not None and target.fullmatch(m["name"]) and not (m["pid"] and _alive(int(m["pid"]))):
+            found.append(leftover)
+    return found
 
 
 _FULL = (errno.ENOSPC, errno.EDQUOT)
@@ -139,8 +159,9 @@ def atomic_write_text(path: Path, text: str) -> None:
 def staged_dir(path: Path) -> Iterator[Path]:
     """Yield an empty temporary directory that replaces directory `path` on success.
 
-    The swap is two renames (old -> trash, new -> path), so readers never see a
-    half-written directory; on failure the old directory is untouched.
+    The swap is one atomic exchange where the system has it (`exchange`), else two renames
+    (old -> trash, new -> path; a kill between them is undone by the next `sweep`), so readers never
+    see a half-written directory; on failure the old directory is untouched.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -154,13 +175,38 @@ def staged_dir(path: Path) -> Iterator[Path]:
             inside = Path(exc.filename) if exc.filename else tmp  # the staged name, told as its final one
             raise out_of_space(path / inside.relative_to(tmp) if inside.is_relative_to(tmp) else path) from None
         raise
+    kill_point("staged-swap")
+    if path.exists() and exchange(tmp, path):
+        kill_point("staged-swapped")
+        shutil.rmtree(tmp, ignore_errors=True)  # the old folder, under the temporary's name
+        return
     trash = None
     if path.exists():
         trash = _sibling(path, ".old")
         os.replace(path, trash)
+        kill_point("staged-aside")
     os.replace(tmp, path)
     if trash is not None:
         shutil.rmtree(trash, ignore_errors=True)
+
+
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+_NO_EXCHANGE = (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV)
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap two existing paths in one step (`renameat2(..., RENAME_EXCHANGE)`, Linux 3.15+ on ext4, XFS,
+    Btrfs, tmpfs ...); False where the C library or the file system cannot, nothing changed then."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _NO_EXCHANGE:
+        return False
+    raise OSError(err, os.strerror(err), str(b))
 
 
 def _fresh_dir(path: Path, suffix: str) -> Path:

@@ -8,7 +8,9 @@ dictionary lookup. The points: `shard-done` (a data stage has used a shard's res
 holds more: tokenize, vocab, binarize), `train-update` (after an optimizer update), `checkpoint-saved` (a
 checkpoint file written, before best.pt and the rotation), `model-staged` (the model file written
 beside its target, before the gate), `evaluate-plots` (the report's folders staged), `export-graphs`
-(the ONNX graphs written into the staged package).
+(the ONNX graphs written into the staged package), and in every folder swap (`nmt.files.atomic.staged_dir`):
+`staged-swap` (before it), `staged-swapped` (after the exchange), `staged-aside` (the two-rename fallback
+between its renames).
 """
 
 from __future__ import annotations

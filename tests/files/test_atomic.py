@@ -100,3 +100,46 @@ def test_a_killed_writers_temporaries_go_with_the_next_write_a_live_ones_stay(tm
         (d / "part").write_text("whole")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out", "out.json", live.name])
     assert atomic.sweep(tmp_path / "out.json") == []  # the live one stays
+
+
+_SWAP = ("import sys\nfrom pathlib import Path\nfrom nmt.files import atomic\n"
+         "if sys.argv[2] == 'renames':\n    atomic.exchange = lambda a, b: False  # a system without the exchange\n"
+         "with atomic.staged_dir(Path(sys.argv[1]) / 'out') as d:\n    (d / 'part').write_text('new')\n")
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize(("way", "point", "after"), [
+    ("exchange", "staged-swap", "old"), ("exchange", "staged-swapped", "new"),
+    ("renames", "staged-swap", "old"), ("renames", "staged-aside", None)])
+def test_a_folder_swap_killed_at_any_point_leaves_old_or_new(tmp_path: Path, way: str, point: str,
+                                                              after: str | None) -> None:
+    """A SIGKILL inside the swap: with the atomic exchange the folder is the old one or the new one at
+    every instant; with two renames a kill between them leaves no folder for a moment (`after` None) and
+    the next write of the target puts the old one back before anything else (issue 80: before, that
+    write's sweep deleted the old folder and a reader found nothing)."""
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "part").write_text("old")
+    env = {**os.environ, "NMT_KILL_AT": point}
+    proc = subprocess.run([sys.executable, "-c", _SWAP, str(tmp_path), way], env=env, timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    if after is None:
+        assert not out.exists()
+    else:
+        assert (out / "part").read_text() == after
+    atomic.sweep(out)  # what the next write of `out` does first
+    assert (out / "part").read_text() == (after or "old")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary of the killed writer left
+
+
+def test_the_exchange_swaps_two_folders_in_one_step(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    (a / "x").write_text("a"), (b / "x").write_text("b")
+    if not atomic.exchange(a, b):
+        pytest.skip("this file system has no RENAME_EXCHANGE (staged_dir falls back to two renames)")
+    assert (a / "x").read_text() == "b" and (b / "x").read_text() == "a"

@@ -105,6 +105,33 @@ def test_expired_files_are_purged_without_another_upload(package: Path, tmp_path
         server.close()
 
 
+@pytest.mark.fault
+def test_a_killed_servers_half_written_file_goes_with_the_next_purge(tmp_path: Path) -> None:
+    """With --files-dir, a SIGKILL while a translated file is written leaves its hidden temporary, whose
+    target name is never written again, so no sweep of it comes (issue 80): the purge deletes it, and
+    leaves alone a temporary whose writer still runs and every file not named like ours."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from nmt.serve.api.filestore import FileStore
+
+    name = "A" * 32 + ".report.docx"
+    script = ("import os, signal, sys\nfrom pathlib import Path\nfrom nmt.files.atomic import atomic_open\n"
+              "with atomic_open(Path(sys.argv[1]) / sys.argv[2], 'wb', encoding=None) as fh:\n"
+              "    fh.write(b'half'); fh.flush(); os.kill(os.getpid(), signal.SIGKILL)\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(tmp_path), name], timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    (left,) = tmp_path.iterdir()
+    assert left.name.startswith(f".{name}.") and left.name.endswith(".tmp")
+    live = tmp_path / f".{'B' * 32}.x.txt.{os.getpid()}-0123456789ab.tmp"  # a writer still running: this one
+    live.write_text("in progress")
+    (tmp_path / "notes.txt").write_text("not ours")
+    FileStore(tmp_path, keep_s=60.0, max_files=10).purge()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, "notes.txt"])
+
+
 def test_the_temporary_folder_is_removed_at_shutdown(package: Path) -> None:
     """Finding 9: without --files-dir, the server's own temporary folder goes with it."""
     server = ThreadServer(config(package, max_wait_ms=20))

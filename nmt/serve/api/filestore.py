@@ -6,7 +6,8 @@ started with the app; every quarter of the keep time, at most every minute), whe
 and at shutdown (`close`), which also removes the folder when it is the server's own temporary one.
 The folder holds at most `--files-max` (the oldest go first). A file belongs to the api key that
 made it (`owner`): `get` with another key finds nothing. Only files named like ours are ever
-deleted. Written atomically (temp file, then rename).
+deleted. Written atomically (temp file, then rename); a temporary that a killed server left is
+deleted by the next purge.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from nmt.files.atomic import atomic_open
+from nmt.files.atomic import atomic_open, dead_leftovers
 
 log = logging.getLogger("nmt.serve")
 STORED = re.compile(r"[A-Za-z0-9_-]{32}\.[\w.-]{1,200}")  # token.original-name
@@ -59,7 +60,10 @@ class FileStore:
         self.owners.pop(path.name, None)
 
     def purge(self, room: int = 0) -> int:
-        """Expired files, then the oldest beyond `max_files - room`, are deleted; returns how many."""
+        """Expired files, then the oldest beyond `max_files - room`, are deleted, and the temporaries of
+        writes a kill cut short (a writer that is gone: `dead_leftovers`); returns how many files."""
+        for leftover in dead_leftovers(self.folder, STORED):
+            leftover.unlink(missing_ok=True)
         now = time.time()
         stored, gone = self._stored(), 0
         for path in stored:
