@@ -36,7 +36,7 @@ from nmt.files.lines import read_lines, split_file
 from nmt.gates.gate import Gate
 from nmt.model import checkpoint
 from nmt.runtime.ct2 import FORMAT, FORMAT_VERSION, Ct2Translator
-from nmt.runtime.package import CARD
+from nmt.runtime.package import CARD, write_card
 from nmt.text.vocab import SPECIALS
 from nmt.translate.offline import translate_lines
 
@@ -123,8 +123,7 @@ def ct2_stage(cfg: ExportConfig, decoding: Decoding, paths: Ct2Paths) -> Gate:
                    f"|CTranslate2 - torch| <= {cfg.max_ct2_bleu_gap:g} sacreBLEU on {split}",
                    f"torch {m['sacrebleu_torch']}, CTranslate2 {m['sacrebleu_ctranslate2']}, "
                    f"{m['identical_lines']:.1%} lines identical")
-        atomic_write_text(tmp / CARD, json.dumps(_card(translator, decoding, paths.model, tmp, metrics), indent=1,
-                                                 ensure_ascii=False) + "\n")
+        write_card(tmp, _card(translator, decoding, paths.model, tmp, metrics))
         gate.stats.update(metrics)
         gate.finish(paths.reports)
     atomic_write_text(paths.metrics, json.dumps(metrics, indent=2) + "\n")

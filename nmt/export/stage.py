@@ -35,7 +35,7 @@ from nmt.files.killpoints import kill_point
 from nmt.files.lines import read_lines, split_file
 from nmt.gates.gate import Gate
 from nmt.model import checkpoint
-from nmt.runtime.package import CARD
+from nmt.runtime.package import write_card
 from nmt.runtime.translator import OnnxTranslator
 
 log = logging.getLogger(__name__)
@@ -134,7 +134,7 @@ def export_stage(cfg: ExportConfig, decoding: Decoding, paths: ExportPaths,
                           recorded or {})
         if paths.corpus_report is not None:
             card["data"] = corpus_card(paths.corpus_report)
-        atomic_write_text(tmp / CARD, json.dumps(card, indent=1, ensure_ascii=False) + "\n")
+        write_card(tmp, card)
         opts = {"device": "cpu", "threads": cfg.threads, "batch_size": cfg.batch_size}
         onnx = OnnxTranslator.from_dir(tmp, **opts)  # as a consumer loads it: files verified
         log.info("parity on %d %s sentences", len(parity_lines), cfg.parity_split)
@@ -161,7 +161,7 @@ def export_stage(cfg: ExportConfig, decoding: Decoding, paths: ExportPaths,
                            f"drop <= {cfg.max_int8_bleu_drop:g} sacreBLEU on {cfg.compare_split}",
                            f"{cmp['sacrebleu_onnx']} -> {cmp['sacrebleu_int8']} ({cmp['int8_bleu_change']:+.2f})")
         card["validation"] = metrics
-        atomic_write_text(tmp / CARD, json.dumps(card, indent=1, ensure_ascii=False) + "\n")
+        write_card(tmp, card)
         gate.stats.update(metrics)
         gate.finish(paths.reports)
     atomic_write_text(paths.export_metrics, json.dumps(metrics, indent=2) + "\n")

@@ -25,7 +25,7 @@ from nmt.config.evaluate import Decoding
 from nmt.config.loader import from_dict
 from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError, NmtError
-from nmt.runtime.package import CARD, package_file, read_card, verify_files
+from nmt.runtime.package import CARD, check_card, package_file, read_card, verify_files
 from nmt.text.detokenizer import Detokenizer
 from nmt.text.subword import BPE
 from nmt.text.tokenizer import make_tokenizer
@@ -96,6 +96,7 @@ class Ct2Translator(LineTranslator):
             tokenize = make_tokenizer(tokenizer["src_lang"], tokenizer["lowercase"])
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise DataError(f"{card_path}: malformed model folder ({type(exc).__name__}: {exc}); {RECONVERT}") from None
+        check_card(card, card_path, RECONVERT)
         ct2 = open_ct2(model_dir, compute_type, intra_threads, inter_threads)
         return cls(ct2=ct2, model_max_len=max_len, vocabs=Vocabularies(src, tgt, bpe, manifest), tokenize=tokenize,
                    detokenizer=detokenizer, beam_size=decoding.beam_size, alpha=decoding.alpha,

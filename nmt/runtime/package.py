@@ -4,10 +4,14 @@
 SHA-256 the card records, and loads the vocabularies, BPE merges and tokenizer settings; any
 problem is a `DataError` naming the file and saying how to get a good package. Every path a card
 names goes through `package_file`, so a card cannot make us open or hash a file outside its folder.
+The card carries a digest of its own (`card_sha256`: the SHA-256 of its canonical JSON without that
+key, `write_card`), checked last (`check_card`): a flipped digit that still parses (a beam size, a
+length penalty, a language code) is refused, not served. A card without one predates it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -16,6 +20,7 @@ from typing import Any
 from nmt.config.evaluate import Decoding
 from nmt.config.loader import from_dict
 from nmt.errors import DataError
+from nmt.files.atomic import atomic_write_text
 from nmt.files.digest import sha256_file
 from nmt.text.subword import BPE
 from nmt.text.vocab import Vocabulary
@@ -25,6 +30,28 @@ CARD = "model.json"
 FORMAT = "nmt-onnx"
 FORMAT_VERSION = 2  # 2: one search, top-k inside the decoder step, per-layer caches
 REEXPORT = "re-export it (`dvc repro export`, or `nmt export`)"
+CARD_DIGEST = "card_sha256"  # the card's own SHA-256: of its canonical JSON without this key
+
+
+def card_digest(card: dict[str, Any]) -> str:
+    body = {k: v for k, v in card.items() if k != CARD_DIGEST}
+    canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def write_card(root: Path, card: dict[str, Any]) -> None:
+    """`root/model.json`, written atomically with its own digest (`card_sha256`)."""
+    sealed = {**{k: v for k, v in card.items() if k != CARD_DIGEST}, CARD_DIGEST: card_digest(card)}
+    atomic_write_text(Path(root) / CARD, json.dumps(sealed, indent=1, ensure_ascii=False) + "\n")
+
+
+def check_card(card: dict[str, Any], card_path: Path, remedy: str) -> None:
+    """A `DataError` when the card's content no longer matches the digest it records (none: an older card)."""
+    recorded = card.get(CARD_DIGEST)
+    if recorded is not None and recorded != card_digest(card):
+        raise DataError(f"{card_path}: changed after it was written: its content no longer matches its own SHA-256 "
+                        f"({CARD_DIGEST}), so a value it states (a beam size, a language) may be wrong; not used. "
+                        f"{remedy}")
 
 
 @dataclass(frozen=True)
@@ -129,5 +156,6 @@ def load_package(path: Path) -> Package:
         decoding = {k: card["decoding"][k] for k in ("beam_size", "alpha", "max_extra")}
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise DataError(f"{card_path}: malformed package ({type(exc).__name__}: {exc}); {REEXPORT}") from None
+    check_card(card, card_path, REEXPORT)
     return Package(root, card, Vocabularies(src, tgt, bpe, manifest), tokenizer,
                    from_dict(Decoding, decoding, key="decoding", source=str(card_path)))

@@ -15,6 +15,7 @@ import torch
 from nmt.cli import main
 from nmt.decode.translator import Translator
 from nmt.errors import DataError
+from nmt.runtime.package import write_card
 
 pytestmark = pytest.mark.usefixtures("model_path")
 
@@ -157,7 +158,7 @@ def test_card_with_a_bad_decoding_setting_fails_when_the_package_loads(package: 
     copy = Path(shutil.copytree(package, tmp_path / "onnx"))
     card = json.loads((copy / "model.json").read_text())
     card["decoding"]["beam_size"] = 0
-    (copy / "model.json").write_text(json.dumps(card))
+    write_card(copy, card)  # re-sealed: the card's own digest (issue 80)
     with pytest.raises(ConfigError, match=r"model.json: decoding.beam_size: must be 1 \(greedy\) to 32"):
         OnnxTranslator.from_dir(copy, device="cpu")
     with pytest.raises(ConfigError, match="decoding.beam_size"):

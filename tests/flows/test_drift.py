@@ -48,6 +48,7 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 from flows.drift import DRIFT_EXIT, DRIFTED, NOT_ENOUGH_DATA, drift_check, main, report_paths
 from flows.pipeline import pipeline
 from nmt.drift.stage import main as profile_main
+from nmt.runtime.package import write_card
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -87,7 +88,7 @@ def served_package(package: Path, tmp_path_factory: pytest.TempPathFactory) -> P
     shutil.copytree(package, out)
     card = json.loads((out / "model.json").read_text())
     card["decoding"]["max_extra"] = MAX_EXTRA
-    (out / "model.json").write_text(json.dumps(card, indent=1))
+    write_card(out, card)  # re-sealed: the card's own digest (issue 80)
     return out
 
 

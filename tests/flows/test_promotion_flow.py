@@ -33,6 +33,7 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from flows import pipeline as pl
 from flows.gto_registry import Registry
+from nmt.runtime.package import write_card
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -73,7 +74,7 @@ def degraded(package: Path, dest: Path) -> Path:
     card["files"]["tgt.vocab"] = sha256_file(vocab)
     card["vocab"]["tgt"]["sha256"] = Vocabulary.load(vocab).sha256
     card["vocab"]["joint"] = False
-    (dest / "model.json").write_text(json.dumps(card, indent=2), encoding="utf-8")
+    write_card(dest, card)  # re-sealed: the card's own digest (issue 80)
     return dest
 
 

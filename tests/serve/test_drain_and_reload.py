@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from nmt.cli import main
+from nmt.runtime.package import write_card
 from nmt.runtime.translator import OnnxTranslator
 from support.onnx import sentences
 from support.serve import TOKEN, ProcessServer, ThreadServer, ask, config, offline, post
@@ -36,7 +37,7 @@ def variant(package: Path, out: Path, beam_size: int | None = None, damage: bool
     if beam_size is not None:
         card = json.loads((out / "model.json").read_text())
         card["decoding"]["beam_size"] = beam_size
-        (out / "model.json").write_text(json.dumps(card))
+        write_card(out, card)  # re-sealed: the card's own digest (issue 80)
     if damage:
         with (out / "tgt.vocab").open("a") as fh:
             fh.write("extra\n")

@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from nmt.runtime.package import write_card
 from nmt.serve.api.options import ServeConfig
 from nmt.serve.api.server import DrainingServer, bind, load_models, make_state, uvicorn_config
 from support.corpus import ROOT
@@ -168,7 +169,7 @@ def relabelled_package(package: Path, out: Path, src: str, tgt: str) -> Path:
     card = json.loads((out / "model.json").read_text())
     card["languages"] = {"src": src, "tgt": tgt}
     card["files"]["tokenizer.json"] = hashlib.sha256((out / "tokenizer.json").read_bytes()).hexdigest()
-    (out / "model.json").write_text(json.dumps(card))
+    write_card(out, card)  # re-sealed: the card's own digest (issue 80)
     return out
 
 
