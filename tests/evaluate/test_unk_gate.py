@@ -15,10 +15,11 @@ from nmt.config.evaluate import Decoding, EvaluateConfig
 from nmt.config.loader import from_dict
 from nmt.config.model import ModelConfig
 from nmt.data.vocab import build_vocabularies, save_vocabularies
+from nmt.decode.hypotheses import Hypothesis
 from nmt.decode.translator import Translator
 from nmt.errors import GateError
 from nmt.evaluate.stage import EvaluatePaths, evaluate_stage
-from nmt.text.vocab import UNK_ID
+from nmt.text.vocab import UNK, UNK_ID
 from nmt.train.stage import TrainPaths, train_stage
 from support.train import binarized, tiny_train, write_split
 
@@ -80,11 +81,32 @@ def _evaluate(s: dict[str, Path], max_unk_rate: float) -> None:
     evaluate_stage(cfg, EvaluatePaths(s["model"], s["data"], s["tokens"], s["reports"], s["reports"] / "validation"))
 
 
-def test_unk_rate_and_length_ratio_are_reported_next_to_bleu(word_model: dict[str, Path]) -> None:
+def test_unk_rate_and_length_ratio_are_reported_next_to_bleu(word_model: dict[str, Path],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The figures are those of the outputs the stage wrote (reports/translations/test.txt), counted
+    here by nmt/evaluate/scoring.py's definitions: <unk> rate, the output tokens that are <unk> over
+    all output tokens; length ratio, hypothesis over reference length in sacreBLEU's 13a tokens. The
+    outputs are the word-level model's own (half the test sentences have a word it cannot read; how
+    many <unk> it writes for them is its own, another number on each host) with 30 <unk> in 20 of
+    the 40 sentences put on top (`_write_unks`), so on any host the rate and the count are above zero
+    and the count is 20 at least. Every output token is a word of letters and digits or <unk>: one
+    token split at spaces, as the stage counts them."""
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    _write_unks(monkeypatch)
     _evaluate(word_model, max_unk_rate=1.0)
     m = json.loads((word_model["reports"] / "metrics.json").read_text())["test"]
-    assert 0.0 < m["unk_rate"] <= 1 / 8 and 0 < m["unk_sentences"] <= 20
-    assert 0.5 < m["length_ratio"] < 1.5
+    hyps = (word_model["reports"] / "translations" / "test.txt").read_text().splitlines()
+    refs = (word_model["data"] / "test.en").read_text().splitlines()
+    assert len(hyps) == len(refs) == m["sentences"] == 40
+    tokens = [h.split() for h in hyps]
+    unks = [t.count(UNK) for t in tokens]
+    assert sum(unks) >= 30 and sum(n > 0 for n in unks) >= 20  # the 30 put on top, in 20 sentences
+    assert m["unk_rate"] == round(sum(unks) / sum(map(len, tokens)), 6)
+    assert m["unk_sentences"] == sum(n > 0 for n in unks)
+    tok = Tokenizer13a()
+    ratio = sum(len(tok(h).split()) for h in hyps) / sum(len(tok(r).split()) for r in refs)
+    assert m["length_ratio"] == round(ratio, 4)
     html = (word_model["reports"] / "index.html").read_text()
     assert "&lt;unk&gt; rate" in html and "length ratio" in html
     assert "<unk> rate" in (word_model["reports"] / "bleu.md").read_text()
@@ -107,16 +129,29 @@ def _write_unks(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
     and the fourth with two (words of their own, after the BPE pieces). Returns the output ids of
     every sentence decoded, as the stage gets them."""
     outputs: list[list[int]] = []
-    decode = Translator.decode_batch
+    decode, decode_n = Translator.decode_batch, Translator.decode_batch_n
 
     def decode_batch(self: Translator, sources: list[list[int]]) -> list[list[int]]:
+        """The raw search (the attention samples' own decode): the same <unk> pattern, not recorded."""
         hyps = decode(self, sources)
-        for hyp in hyps:
-            hyp += [UNK_ID] * {1: 1, 3: 2}.get(len(outputs) % 4, 0)
-            outputs.append(hyp)
+        for k, hyp in enumerate(hyps):
+            hyp += [UNK_ID] * {1: 1, 3: 2}.get(k % 4, 0)
         return hyps
 
+    def decode_batch_n(self: Translator, sources: list[list[int]], n: int) -> list[list[Hypothesis]]:
+        """The n-best path (a search the loop guard reads): each hypothesis of a sentence alike."""
+        lists = decode_n(self, sources, n)
+        for hyps in lists:
+            extra = [UNK_ID] * {1: 1, 3: 2}.get(len(outputs) % 4, 0)
+            for hyp in hyps:
+                hyp.ids.extend(extra)
+            outputs.append(hyps[0].ids if hyps else [])
+        return lists
+
     monkeypatch.setattr(Translator, "decode_batch", decode_batch)
+    monkeypatch.setattr(Translator, "decode_batch_n", decode_batch_n)
+    # the loop guard's greedy retries (a search of their own) are another test's: every hypothesis passes
+    monkeypatch.setattr("nmt.translate.guard.acceptable", lambda translation, source: True)
     return outputs
 
 

@@ -34,7 +34,8 @@ from nmt.train.monitor import validation_loss
 from nmt.train.pairs import PairArrays, open_split
 from support.train import TINY_MODEL, binarized, copy_corpus, tiny_train, write_split
 
-CFG = tiny_train(max_len=16, val_bleu_sentences=0, epochs=50, patience=50)
+CFG = tiny_train(max_len=16, val_bleu_sentences=0, epochs=50, patience=50,
+                 precision="fp32")  # parent and fine-tune alike on every host (auto: bf16 on some CPUs only)
 FT = FinetuneConfig(lr=3e-3, warmup=5, cooldown=0.2, max_steps=60, max_minutes=None, replay=0.3)
 SYMBOLS = 6
 
@@ -84,15 +85,20 @@ def test_the_parent_stage_writes_the_parents_vocabularies(world) -> None:
 
 
 def test_the_fine_tune_starts_from_the_parent_and_learns_the_new_task(world) -> None:
-    """A rate too small to move the weights leaves the parent's; the schedule learns the substitution
-    (a quarter of the parent's loss on it gone in 60 updates; 0.85 leaves room for any CPU's rounding)."""
+    """A rate too small to move the weights leaves the parent's; the schedule learns the substitution:
+    val loss on it below 0.95 of the parent's after 60 updates. Where 0.95 comes from: each host
+    trains another parent and fine-tune (its kernels round otherwise), as another `train.seed`
+    does, so the bound sits above the spread of such runs, not at one run's figure. Measured in
+    fp32 (Intel Xeon with AMX): 0.767, 0.779, 0.824, 0.670 of the parent's loss for seeds 1234, 1,
+    2, 3 (0.85, the bound before, was 0.03 from seed 2), 0.746 in bf16; a fine-tune that does not
+    learn stays at 1 (the untouched model is the parent, checked first)."""
     parent = load_parent(world["parent"])
     still, _, _ = run(world, "still", replace(FT, lr=1e-12, max_steps=2, warmup=1, replay=0.0), replay=False)
     for name, weight in still.state_dict().items():
         assert torch.allclose(weight, parent.state["model"][name], atol=1e-6), name
     tuned, prog, why = run(world, "tuned")
     assert prog.step == FT.max_steps and "max_steps" in why
-    assert val_loss(tuned, world) < 0.85 * val_loss(still, world)
+    assert val_loss(tuned, world) < 0.95 * val_loss(still, world), (val_loss(tuned, world), val_loss(still, world))
 
 
 def test_the_schedule_warms_up_holds_and_anneals_to_zero() -> None:

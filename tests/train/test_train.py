@@ -231,12 +231,17 @@ def test_early_stopping_never_watches_another_metric_than_its_own(corpus, tmp_pa
 
 
 def test_copy_task_learns(tmp_path: Path) -> None:
-    """The Annotated Transformer's copy task: >= 98% token accuracy (chance: 10%), on CPU in
-    about 15 s. 30 epochs at one thread gave 99-100% for seeds 1234, 1, 2, 3; 20 epochs was
-    too close to the line (97-100% depending on seed and threads)."""
+    """The Annotated Transformer's copy task learns: >= 90% greedy token accuracy on val (chance:
+    10%), on CPU in about 30 s, trained in fp32 (auto would train in bf16 on CPUs with
+    AVX512-BF16 or AMX only). Where the bound comes from: each host trains another model (its
+    kernels round otherwise), as another corpus seed does, so the bound sits far below the spread
+    of such models, not at one host's figure. Measured in fp32 at one thread (Intel Xeon with
+    AMX): corpus seeds 1, 2, 3 gave 100%, 97.4%, 100% after 30 epochs (98% failed seed 2); seed 1
+    in bf16 100%; a training stopped early is far below or near the line (3 epochs 23.4%, 8 epochs
+    93.8%), and one that learns nothing is at chance."""
     tokens, vocab = copy_corpus(tmp_path / "copy", n_train=2000, n_val=50, symbols=10, length=10, seed=1)
     cfg = tiny_train(max_tokens=1200, epochs=30, warmup=100, lr_factor=0.5, val_bleu_sentences=0, patience=30,
-                     log_every=50, num_threads=1)
+                     log_every=50, num_threads=1, precision="fp32")  # the same kind of model on every host
     model, _ = train(ModelConfig(n_layers=2, d_model=128, n_heads=4, d_ff=256, dropout=0.0, max_len=64),
                      cfg, vocab, tokens, tmp_path / "run")
     model.eval()
@@ -249,7 +254,7 @@ def test_copy_task_learns(tmp_path: Path) -> None:
         gold = tgt[1:-1]
         right += sum(h == g for h, g in zip(hyp, gold))
         total += len(gold)
-    assert right / total >= 0.98
+    assert right / total >= 0.9, right / total
 
 
 def test_checkpoints_of_another_configuration_are_not_resumed(corpus, tmp_path: Path, caplog, monkeypatch) -> None:
