@@ -244,7 +244,10 @@ def test_sigterm_drains_what_was_accepted_then_exits_0(package: Path, tmp_path: 
 
 
 @pytest.mark.slow
+@pytest.mark.fault
 def test_sighup_reloads_and_a_damaged_package_is_refused(package: Path, tmp_path: Path) -> None:
+    """SIGHUP reloads the folder as it is; damaged in place (a half-finished copy) while clients keep
+    sending, the reload is refused naming the file, the loaded model keeps answering every request."""
     copy = variant(package, tmp_path / "onnx")
     server = ProcessServer(["--model", str(copy), "--threads", "1"], tmp_path / "serve.log")
     generation = lambda: httpx.get(f"{server.url}/v1/model", timeout=30).json()["models"][0]["served"]["generation"]  # noqa: E731
@@ -254,12 +257,21 @@ def test_sighup_reloads_and_a_damaged_package_is_refused(package: Path, tmp_path
         while generation() != 2:
             assert time.monotonic() < deadline, "SIGHUP did not reload"
             time.sleep(0.05)
-        with (copy / "src.vocab").open("a") as fh:  # damaged in place, e.g. a half-finished copy
-            fh.write("extra\n")
-        server.signal(signal.SIGHUP)
-        while "reload refused" not in (tmp_path / "serve.log").read_text():
-            assert time.monotonic() < deadline, "the damaged package was not refused"
-            time.sleep(0.05)
+        load = Load(server.url, clients=3, limit=400)  # under load (bounded: 400 requests a client)
+        try:
+            load.wait_for(10)
+            with (copy / "src.vocab").open("a") as fh:  # damaged in place, e.g. a half-finished copy
+                fh.write("extra\n")
+            server.signal(signal.SIGHUP)
+            while "reload refused" not in (tmp_path / "serve.log").read_text():
+                assert time.monotonic() < deadline, "the damaged package was not refused"
+                time.sleep(0.05)
+            n = len(load.statuses)
+            load.wait_for(n + 10)  # still answering after the refusal
+        finally:
+            statuses = load.finish()
+        assert set(statuses) == {200}, "a request failed while the damaged package was refused"
+        assert "src.vocab" in (tmp_path / "serve.log").read_text()
         assert generation() == 2 and post(server.url, json=ask("s1 s2")).status_code == 200
     finally:
         server.close()
