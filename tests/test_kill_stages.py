@@ -9,10 +9,7 @@ temporary behind, and ends with the outputs of the uninterrupted run that built 
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import re
 import shutil
 from pathlib import Path
 
@@ -20,7 +17,7 @@ import pytest
 import torch
 import yaml
 
-from nmt.files.killpoints import ENV
+from support.kills import files, killed_leaves_outputs, leftovers
 from support.scratch import build_project, commit_project, copy_project, project_env
 from support.scratch import dvc as _dvc
 
@@ -28,7 +25,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.fault]
 POINTS = [("shard-done", "tokenize"), ("shard-done", "vocab"), ("shard-done", "binarize"),  # their pools running
           ("train-update:7", "train"), ("checkpoint-saved:2", "train"), ("model-staged", "train"),
           ("evaluate-plots", "evaluate"), ("export-graphs", "export")]
-RESUME_STATE = ("models/checkpoints/", "reports/train/live/")  # the train stage writes these as it goes
 VOLATILE = ("dvc.lock", "reports/validation/", "reports/train/curves.png", "reports/index.html",
             "models/onnx/model.json", "reports/export.json")  # durations, dates, the graphs' digests and sizes
 
@@ -45,34 +41,6 @@ def built(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> tuple[Path,
     result = _dvc(project, env, "repro", "export")
     assert result.returncode == 0, result.stderr + result.stdout
     return project, env
-
-
-def files(project: Path) -> dict[str, str]:
-    """Every file of the workspace (not git's or DVC's own) by path: its SHA-256."""
-    out = {}
-    for path in sorted(project.rglob("*")):
-        rel = path.relative_to(project).as_posix()
-        if path.is_file() and not rel.startswith((".git/", ".dvc/")):
-            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
-
-
-def leftovers(project: Path) -> list[str]:
-    return [p for p in files(project) if Path(p).name.startswith(".") and Path(p).name.endswith((".tmp", ".old"))
-            or ".tmp/" in p or ".old/" in p]
-
-
-def processes_in(project: Path) -> list[int]:
-    """PIDs whose working directory is in the project (a stage, its pool, DVC)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if Path(os.readlink(entry / "cwd")).is_relative_to(project):
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 def prepared(built: tuple[Path, dict], stage: str, where: Path) -> Path:
@@ -105,16 +73,7 @@ def test_a_stage_killed_mid_write_leaves_its_outputs_and_the_rerun_ends_as_an_un
         point: str, stage: str, built: tuple[Path, dict], tmp_path: Path) -> None:
     env = built[1]
     project = prepared(built, stage, tmp_path / "p")
-    before, lock = files(project), (project / "dvc.lock").read_text()
-    killed = _dvc(project, {**env, ENV: point}, "repro", "--force", "--single-item", stage)
-    said = killed.stdout + killed.stderr  # DVC runs the command through $SHELL or /bin/sh: bash execs it (-9),
-    assert killed.returncode != 0 and re.search(r"exited with (-9|137)\b", said), said  # dash reports 128 + 9
-    assert (project / "dvc.lock").read_text() == lock
-    after = files(project)
-    changed = sorted(k for k in {*before, *after} if before.get(k) != after.get(k)
-                     and not any(part.startswith(".") for part in Path(k).parts) and not k.startswith(RESUME_STATE))
-    assert changed == [], f"outputs changed by the killed run at {point}: {changed}"
-    assert processes_in(project) == []
+    killed_leaves_outputs(project, env, stage, point)
     again = _dvc(project, env, "repro", "--force", "--single-item", stage)
     assert again.returncode == 0, again.stderr + again.stdout
     assert leftovers(project) == []

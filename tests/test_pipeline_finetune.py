@@ -153,3 +153,20 @@ def test_the_schedule_sweep_scores_each_configuration_on_dev_sets_only(project: 
 def test_a_second_run_does_nothing(project: Path) -> None:
     again = dvc(project, url_env(), "repro", "finetune/dvc.yaml")
     assert again.returncode == 0 and "Data and pipelines are up to date." in again.stdout, again.stdout
+
+
+@pytest.mark.fault
+def test_a_fine_tune_killed_with_its_model_staged_keeps_its_outputs_and_the_rerun_passes(project: Path,
+                                                                                         tmp_path: Path) -> None:
+    """SIGKILL inside the finetune stage with the new model file written beside its target, before the
+    gate: finetune/dvc.lock and every output as they were, no process left; the re-run fine-tunes again
+    and leaves no temporary (issue 80)."""
+    from support.kills import killed_leaves_outputs, leftovers
+    from support.scratch import copy_project
+
+    copy = copy_project(project, tmp_path / "p")
+    stage = f"finetune/dvc.yaml:finetune@{KEY}"
+    killed_leaves_outputs(copy, url_env(), stage, "model-staged", lock="finetune/dvc.lock")
+    again = dvc(copy, url_env(), "repro", "--force", "--single-item", stage)
+    assert again.returncode == 0, again.stderr + again.stdout
+    assert leftovers(copy) == []

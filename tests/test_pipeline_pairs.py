@@ -62,3 +62,18 @@ def test_one_server_serves_both_and_the_cli_translates_french(project: Path, tmp
 def test_a_second_run_does_nothing(project: Path) -> None:
     again = _dvc(project, url_env(), "repro", "pairs/dvc.yaml")
     assert again.returncode == 0 and "Data and pipelines are up to date." in again.stdout, again.stdout
+
+
+@pytest.mark.fault
+def test_a_pair_train_stage_killed_mid_run_keeps_its_outputs_and_the_rerun_passes(project: Path,
+                                                                                   tmp_path: Path) -> None:
+    """SIGKILL inside a pair's train stage (after its seventh update): pairs/dvc.lock and every output as
+    they were, no process left; the re-run trains the direction again and leaves no temporary (issue 80)."""
+    from support.kills import killed_leaves_outputs, leftovers
+    from support.scratch import copy_project
+
+    copy = copy_project(project, tmp_path / "p")
+    killed_leaves_outputs(copy, url_env(), "pairs/dvc.yaml:train@fr-en", "train-update:7", lock="pairs/dvc.lock")
+    again = _dvc(copy, url_env(), "repro", "--force", "--single-item", "pairs/dvc.yaml:train@fr-en")
+    assert again.returncode == 0, again.stderr + again.stdout
+    assert leftovers(copy) == []
