@@ -73,6 +73,8 @@ def test_a_pair_train_stage_killed_mid_run_keeps_its_outputs_and_the_rerun_passe
     from support.scratch import copy_project
 
     copy = copy_project(project, tmp_path / "p")
+    shutil.rmtree(copy / "models" / "pairs" / "fr-en" / "checkpoints")  # from scratch: it would resume at the end
+    (copy / "models" / "pairs" / "fr-en" / "checkpoints").mkdir()
     killed_leaves_outputs(copy, url_env(), "pairs/dvc.yaml:train@fr-en", "train-update:7", lock="pairs/dvc.lock")
     again = _dvc(copy, url_env(), "repro", "--force", "--single-item", "pairs/dvc.yaml:train@fr-en")
     assert again.returncode == 0, again.stderr + again.stdout
