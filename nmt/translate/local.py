@@ -25,7 +25,7 @@ from nmt.translate.markup.align import thread_aligner
 from nmt.translate.markup.formats import FORMATS, read_document
 from nmt.translate.markup.html import parse_html
 from nmt.translate.models import Model, ModelOptions, open_model
-from nmt.translate.offline import WINDOW, decode_in_batches
+from nmt.translate.offline import decode_in_batches, in_windows
 from nmt.translate.texts import Texts, html_units, rebuild_html, translate_texts
 
 DOCUMENTS = tuple(f for f in FORMATS if f != ".txt")  # translated as documents; others: one sentence per line
@@ -60,13 +60,8 @@ class LocalTranslator:
 
     def lines(self, lines: Sequence[str], progress: Callable[[int], None] | None = None) -> Iterator[str]:
         """One translation per line of a file, each line a text, exactly as `nmt translate` writes them
-        (sentences, spans, the loop guard), `WINDOW` lines at a time, in order; `progress(n)` after
-        each window with its lines that have text."""
-        for start in range(0, len(lines), WINDOW):
-            window = list(lines[start:start + WINDOW])
-            yield from self.translate(window).texts
-            if progress is not None:
-                progress(sum(1 for x in window if x.strip()))
+        (sentences, spans, the glossary, the loop guard), `WINDOW` lines at a time, in order."""
+        return in_windows(lambda window: self.translate(window).texts, lines, progress)
 
     def translate_html(self, docs: Sequence[str], alternatives: int = 0) -> Texts:
         """Each HTML document translated with its markup, as `POST /translate` with `format: html`."""

@@ -36,15 +36,26 @@ def decode_in_batches(translator: LineTranslator, sentences: list[str], n: int,
     return outputs
 
 
+def in_windows(translate: Callable[[list[str]], list[str]], lines: Sequence[str],
+               progress: Callable[[int], None] | None = None) -> Iterator[str]:
+    """`translate` (texts -> their translations) over `lines`, `WINDOW` at a time, in order; `progress(n)`
+    after each window with its lines that have text."""
+    for start in range(0, len(lines), WINDOW):
+        window = list(lines[start:start + WINDOW])
+        yield from translate(window)
+        if progress is not None:
+            progress(sum(1 for x in window if x.strip()))
+
+
 def translate_lines(translator: LineTranslator, lines: Sequence[str], progress: Callable[[int], None] | None = None,
                     split: Split | None = None) -> Iterator[str]:
     """One translation per line, each line a text in the translator's source language, `WINDOW` lines
-    at a time, in order; `progress(n)` after each window with its lines that have text."""
-    split = split if split is not None else Splitters()
+    at a time, in order (`in_windows`)."""
+    cut = split if split is not None else Splitters()
     lang = translator.vocabs.src_lang
-    for start in range(0, len(lines), WINDOW):
-        window = list(lines[start:start + WINDOW])
-        decoded = translate_texts(lambda s, n: decode_in_batches(translator, s, n), split, window, [lang] * len(window))
-        yield from decoded.texts
-        if progress is not None:
-            progress(sum(1 for x in window if x.strip()))
+
+    def texts(window: list[str]) -> list[str]:
+        return translate_texts(lambda s, n: decode_in_batches(translator, s, n), cut, window,
+                               [lang] * len(window)).texts
+
+    return in_windows(texts, lines, progress)
