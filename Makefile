@@ -25,7 +25,7 @@ TEST_SEED ?= 20261125
 TEST_WORKERS ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: install repro repro-general repro-pairs finetune blind blind-pairs lint test test-faults test-isa bench gpu-check lock clean-venv
+.PHONY: install graph repro repro-general repro-pairs finetune blind blind-pairs lint test test-faults test-isa bench gpu-check lock clean-venv
 
 install: $(VENV)/.installed
 
@@ -50,12 +50,17 @@ lock:
 		--output-file $(LOCK) pyproject.toml
 	$(BIN)/python tools/lockfile.py stamp
 
-repro: install
+# The four dvc.yaml files, written from the table of models (pipeline/models.yaml) and the stages
+# (pipeline/stages.yaml) by tools/graph.py; docs/pipeline.md: The stage graph. A no-op when they are in step.
+graph: install
+	$(BIN)/python -m tools.graph
+
+repro: graph
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro
 
 # The general configuration (docs/data.md): the pipeline on the mix of real corpora in general/params.yaml.
 # Offline, point NMT_DATA_MIRROR at a folder with one sub-folder per corpus (../shared/data).
-repro-general: install
+repro-general: graph
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro general/dvc.yaml
 
 # The other language pairs (docs/pairs.md): each pair of pairs/<pair>.yaml, both its directions, through the
@@ -66,7 +71,7 @@ PAIR ?=
 PAIR_RUNS = $(shell sed -n '/^  train:/,/^    do:/s/^      \([a-z-]*\):$$/\1/p' pairs/dvc.yaml)
 PAIR_TARGETS = $(if $(PAIR),$(foreach d,$(filter $(PAIR_RUNS),$(PAIR) $(lastword $(subst -, ,$(PAIR)))-$(firstword \
 	$(subst -, ,$(PAIR)))),pairs/dvc.yaml:ctranslate2@$(d) pairs/dvc.yaml:profile@$(d)),pairs/dvc.yaml)
-repro-pairs: install
+repro-pairs: graph
 	@test -z "$(PAIR)" || test -f pairs/$(PAIR).yaml || { echo "make repro-pairs: no pairs/$(PAIR).yaml; the pairs are: \
 	$$(ls pairs | sed -n 's/\.yaml$$//p' | grep -v '^dvc$$' | tr '\n' ' ')(docs/pairs.md: adding a pair)" >&2; exit 2; }
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro $(PAIR_TARGETS)
@@ -75,7 +80,7 @@ repro-pairs: install
 # of finetune/<data>.yaml and compared with it; DVC trains a parent that is not there yet first (the general
 # models: `make repro-general`). FINETUNE=multi30k-de-en: that fine-tune only.
 FINETUNE ?=
-finetune: install
+finetune: graph
 	@test -z "$(FINETUNE)" || grep -q "^      $(FINETUNE):$$" finetune/dvc.yaml || { echo "make finetune: no fine-tune \
 	$(FINETUNE) in finetune/dvc.yaml; they are: $$(sed -n '/^  parent:/,/^    do:/s/^      \([a-z0-9-]*\):$$/\1/p' \
 	finetune/dvc.yaml | tr '\n' ' ')" >&2; exit 2; }
@@ -104,9 +109,11 @@ blind-pairs: install
 		$(BIN)/nmt translate --model models/pairs/$$dir/onnx --direction $$dir --input $$src --output reports/blind-pairs/$${name%.*}.$$tgt || exit 1; \
 	done
 
-# ruff with the rules in pyproject.toml ([tool.ruff]) on all the Python here; .ci/run runs it before the tests.
+# ruff with the rules in pyproject.toml ([tool.ruff]) on all the Python here, and the dvc.yaml files in step with
+# pipeline/ (make graph); .ci/run runs it before the tests.
 lint: install
 	$(BIN)/ruff check nmt flows tests tools bench
+	$(BIN)/python -m tools.graph --check
 
 test: install
 	PATH="$(abspath $(BIN)):$$PATH" OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest \

@@ -43,7 +43,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from flows.decision import Decision, judge_commit, markdown
@@ -52,7 +52,7 @@ from flows.models import Model
 from flows.promotion import write_record
 from flows.side_by_side import SideBySide, resolve_threads
 from flows.tools import ToolMissing
-from nmt.config.loader import from_dict, read_yaml
+from nmt.config.loader import from_dict, read_params
 from nmt.config.promote import PromoteConfig
 from nmt.errors import ConfigError, NmtError
 from nmt.files.atomic import atomic_write_text
@@ -60,9 +60,14 @@ from nmt.files.atomic import atomic_write_text
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class _Sections:
+    promote: PromoteConfig  # the only section the registry reads (merged key by key over a recipe's)
+
+
 def promote_config(params: Path) -> PromoteConfig:
     """The `promote` section of `params` (all of its keys, checked; other sections are the stages')."""
-    data = read_yaml(params)
+    data = read_params(params, _Sections)
     if "promote" not in data:
         raise ConfigError(f"{params}: no `promote:` section (stage, the evidence thresholds): copy it from the nmt "
                           "params.yaml")

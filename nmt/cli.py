@@ -50,7 +50,6 @@ STAGES: dict[str, tuple[str, str]] = {
     "ctranslate2": ("nmt.export.ct2_stage", "CTranslate2 model of the same weights (params: export); BLEU-gated"),
     "profile": ("nmt.drift.stage", "the training data's profile, what the drift check compares traffic with "
                 "(params: profile)"),
-    "publish": ("nmt.publish.stage", "render the README's and docs' generated blocks from committed results"),
 }
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from support.imports import ROOT
 from tools import lockfile
+from tools.imports import ROOT
 
 FIRST_PARTY = {"nmt", "flows", "support", "tools", "conftest", "bench"}
 # the code that may import a package, and the extras whose packages it may import

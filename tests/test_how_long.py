@@ -1,5 +1,5 @@
 """How long `make test` and `make repro` take per host, and the fault tests' figures: rendered from records
-(nmt/publish/hosts.py) that tests/support/host_record.py and bench/repro_time.py write."""
+(tools/publish/hosts.py) that tests/support/host_record.py and bench/repro_time.py write."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from bench import repro_time
-from nmt.publish import hosts
-from nmt.publish.sources import Sources
+from tools.publish import hosts
+from tools.publish.sources import Sources
 
 INTEL = {"model": "Intel Xeon", "family": "6", "model_number": "207", "cores": 2, "flags": ["avx2"],
          "vendor": "GenuineIntel"}

@@ -18,10 +18,10 @@ import pytest
 import yaml
 
 from nmt.data.shards import SHARD_LINES
-from nmt.publish.stage import pages, render_pages
-from nmt.publish.tables import Sources
 from support.scratch import build_project, commit_project, copy_project, project_env
 from support.scratch import dvc as _dvc
+from tools.publish.stage import pages, render_pages
+from tools.publish.tables import Sources
 
 pytestmark = pytest.mark.slow
 

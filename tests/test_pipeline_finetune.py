@@ -16,9 +16,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from nmt.config.loader import read_params
+from nmt.config.params import Params
 from nmt.files.digest import sha256_file
 from support.corpus import ROOT
-from support.pairs import FR_CS, build_pairs, smoke, tiny_corpus
+from support.graphs import write_graph
+from support.pairs import FR_CS, build_pairs, tiny_corpus
 from support.scratch import dvc, repro_project, url_env
 
 pytestmark = pytest.mark.slow
@@ -31,25 +34,23 @@ CUT = {"train": ("train", 0, 1000), "val": ("train", 1000, 1100), "test_own": ("
 def build(root: Path) -> Path:
     build_pairs(root, ("fr-en",))
     (root / "finetune").mkdir()
-    pipeline = yaml.safe_load((ROOT / "finetune" / "dvc.yaml").read_text())
-    del pipeline["stages"]["publish"]  # the pages' blocks: tests/test_published.py
-    for stage in pipeline["stages"].values():
-        each = stage["foreach"]
-        stage["foreach"] = ["tiny"] if isinstance(each, list) else {
-            KEY: {"data": "tiny", "direction": "fr-en", "parent": "pairs/fr-en"}}
-    meta = {"direction": "fr-en", "metrics": f"reports/finetune/{KEY}/metrics.json", "parent": "pairs:nmt-fr-en",
-            "parent_package": "models/pairs/fr-en/onnx", "test_data": "data/finetune/tiny/validated",
-            "parent_metrics": f"reports/finetune/{KEY}/parent/metrics.json"}
-    pipeline["artifacts"] = {f"nmt-{KEY}-onnx": {"path": f"../models/finetune/{KEY}/onnx", "type": "model",
-                                                 "meta": meta}}
-    (root / "finetune" / "dvc.yaml").write_text(yaml.safe_dump(pipeline, sort_keys=False))
-    params = smoke(yaml.safe_load((ROOT / "pairs" / "fr-en.yaml").read_text()))
+    params = read_params(root / "pairs" / "fr-en.yaml", Params)  # the pair's settings, whole (no finetune section
+    # in the recipe: a fine-tune's file states every section)
     params["data"]["corpora"] = {"multi30k-fr-cs": tiny_corpus(root / "srv-finetune", CUT)}
     params["evaluate"].update(test_sets=["test_2016_flickr", "test_own"])
     params["train"].update(epochs=5)
     params["finetune"] = {"lr": 0.001, "warmup": 5, "cooldown": 0.2, "max_steps": 20, "max_minutes": None,
                           "replay": 0.3, "general_sets": ["test_2016_flickr"], "max_general_drop": 100.0}
     (root / "finetune" / "tiny.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True))
+    # the fine-tune's rows, and its parent's (the pair's fr-en of build_pairs)
+    write_graph(root, "finetune", {"finetune/tiny": {"pipeline": "finetune", "key": "tiny",
+                                                     "params": "finetune/tiny.yaml"},
+                                   "pairs/fr-en": {"pipeline": "pairs", "key": "fr-en", "params": "pairs/fr-en.yaml"}},
+                {"pairs:nmt-fr-en": {"pipeline": "pairs", "data": "pairs/fr-en", "key": "fr-en", "direction": "fr-en",
+                                     "desc": "the parent"},
+                 f"finetune:nmt-{KEY}": {"pipeline": "finetune", "data": "finetune/tiny", "key": KEY,
+                                        "direction": "fr-en", "parent": "pairs:nmt-fr-en", "labels": ["finetune"],
+                                        "desc": "the smoke fine-tune"}})
     return root
 
 
@@ -107,7 +108,8 @@ def test_the_registry_judges_the_fine_tune_against_its_parent(project: Path) -> 
                           "finetune/dvc.yaml", "promote"], cwd=project, env=env | {"PYTHONPATH": str(ROOT)},
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
-    record = json.loads((project / "reports" / "promotion" / f"finetune-nmt-{KEY}-onnx.json").read_text())
+    # the model's first artifact (its torch model file) names the record
+    record = json.loads((project / "reports" / "promotion" / f"finetune-nmt-{KEY}.json").read_text())
     assert record["champion_version"] == "pairs:nmt-fr-en (the parent)" and record["rule"] == "evidence"
     assert {s["test_set"] for s in record["evidence"]["sets"]} == {"test_2016_flickr", "test_own"}
 

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from support.corpus import ROOT, sha256
-from support.scratch import check_directions, repro_project, url_env
+from support.scratch import check_directions, copy_code, repro_project, url_env
 from support.scratch import dvc as _dvc
 
 pytestmark = pytest.mark.slow
@@ -76,7 +76,7 @@ def build(root: Path, mirror: Path, baseline_model: Path) -> Path:
     shutil.copy(baseline_model, root / "models" / "model.pt")  # the default pipeline's model, here a small one
     (root / "general").mkdir()
     shutil.copy(ROOT / "general" / "dvc.yaml", root / "general" / "dvc.yaml")
-    shutil.copytree(ROOT / "nmt", root / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
+    copy_code(root)
     params = yaml.safe_load((ROOT / "general" / "params.yaml").read_text())
     params["data"] = tiny_mix(root / "srv", mirror)
     for section, values in yaml.safe_load((ROOT / "tests" / "support" / "smoke_params.yaml").read_text()).items():

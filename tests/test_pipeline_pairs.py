@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from support.pairs import FR_CS, build_pairs
 from support.scratch import check_directions, repro_project, url_env
@@ -29,6 +30,12 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (FR_CS / "val.fr.gz").is_file():
         pytest.skip(f"the French-Czech Multi30k mirror is not at {FR_CS}")
     return repro_project(build_pairs(tmp_path_factory.mktemp("pairs"), DIRECTIONS), "pairs/dvc.yaml")
+
+
+def test_the_pair_is_a_short_file_over_the_recipe(project: Path) -> None:
+    """What a user writes for a new pair: its corpus over params.yaml, at most 30 lines (issue 74)."""
+    text = (project / "pairs" / "fr-en.yaml").read_text()
+    assert len(text.splitlines()) <= 30 and set(yaml.safe_load(text)) == {"recipe", "data"}
 
 
 def test_both_directions_are_trained_scored_exported_and_profiled(project: Path) -> None:

@@ -16,15 +16,15 @@ import pytest
 import yaml
 
 from nmt.errors import DataError
-from nmt.publish import benches
-from nmt.publish.blocks import figures_outside, names, render_text
-from nmt.publish.stage import main, pages, render_pages
-from nmt.publish.tables import SETS, Sources
 from support.corpus import ROOT
+from tools.publish import benches
+from tools.publish.blocks import figures_outside, names, render_text
+from tools.publish.stage import main, pages, render_pages
+from tools.publish.tables import SETS, Sources
 
 PAGES = pages(ROOT / "README.md", ROOT / "docs")
 SOURCES = Sources(ROOT / "reports", ROOT / "bench" / "results")
-RERENDER = "run `dvc repro publish` (python -m nmt.publish.stage, as dvc.yaml states it) and commit the pages"
+RERENDER = "run `dvc repro publish` (python -m tools.publish.stage, as dvc.yaml states it) and commit the pages"
 
 # Figures allowed outside generated blocks: settings a user types or reads in params.yaml, the
 # paper's constants and section numbers, versions, and the fixed example outputs of tests.
@@ -45,14 +45,15 @@ def test_every_generated_block_is_as_rendered_from_the_committed_results(page: P
     assert render_pages([page], SOURCES)[page] == page.read_text(encoding="utf-8"), f"{page} is stale: {RERENDER}"
     for which in ("general", "pairs", "finetune"):
         assert render_pages([page], SOURCES, which)[page] == page.read_text(encoding="utf-8"), \
-            f"{page}'s {which} blocks are stale: run {which}/dvc.yaml's publish (python -m nmt.publish.stage --{which})"
+            f"{page}'s {which} blocks are stale: run {which}/dvc.yaml's publish " \
+            f"(python -m tools.publish.stage --{which})"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_figure_outside_a_generated_block(page: Path) -> None:
     found = figures_outside(page.read_text(encoding="utf-8"), str(page), ALLOWED)
     assert not found, (f"{page.relative_to(ROOT)} states {found} outside generated blocks: put them in a block "
-                       "rendered from a committed result (nmt/publish/tables.py), or drop them")
+                       "rendered from a committed result (tools/publish/tables.py), or drop them")
 
 
 @pytest.mark.parametrize("which", ["default", "general", "pairs", "finetune"])

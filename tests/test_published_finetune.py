@@ -1,4 +1,4 @@
-"""docs/training.md's fine-tune blocks (nmt/publish/finetune.py): each fine-tune beside its parent, from
+"""docs/training.md's fine-tune blocks (tools/publish/finetune.py): each fine-tune beside its parent, from
 the compare stage's compare.json and the finetune stage's gate, and the replay bench's table; "not run
 yet" with the command until they exist; only what finetune/dvc.yaml's publish stage depends on is read."""
 
@@ -15,9 +15,9 @@ from nmt.config.finetune import FinetuneConfig
 from nmt.config.loader import from_dict
 from nmt.errors import DataError
 from nmt.finetune.compare import ComparePaths, compare_stage
-from nmt.publish.finetune import FINETUNES, replay, results, schedule
-from nmt.publish.sources import Sources
-from nmt.publish.stage import PublishPaths
+from tools.publish.finetune import FINETUNES, replay, results, schedule
+from tools.publish.sources import Sources
+from tools.publish.stage import PublishPaths
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = FINETUNES[0]  # multi30k-de-en

@@ -1,5 +1,5 @@
 """docs/lifecycle.md's records from real runs: the promotion record and the drift
-report, rendered by the publish stage from what the flows write (nmt/publish/lifecycle.py), and
+report, rendered by the publish stage from what the flows write (tools/publish/lifecycle.py), and
 "not run yet" with the command that writes them until they exist."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 from nmt.config.drift import DriftConfig
 from nmt.drift.report import drift_report as make_report
 from nmt.drift.report import markdown
-from nmt.publish.lifecycle import drift_report, promotion_record
-from nmt.publish.sources import Sources
 from nmt.translate.traffic import Record, Snapshot, aggregate
 from support.scratch import isolate_prefect
+from tools.publish.lifecycle import drift_report, promotion_record
+from tools.publish.sources import Sources
 
 isolate_prefect()  # before prefect is imported
 

@@ -1,4 +1,5 @@
-"""What `nmt` code a module runs: its imports, walked with `ast` (no code is executed).
+"""What `nmt` code a module runs: its imports, walked with `ast` (no code is executed). tools/graph.py lists a
+stage's code deps with it; tests/test_architecture.py holds the layout rules with it.
 
 Every `import` / `from ... import` anywhere in a module counts (also those inside functions:
 they run when the function does). `from nmt.model import checkpoint` imports the submodule
@@ -10,8 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = "nmt"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("nmt", "tools")  # ours: the library, and the development tools (tools/publish renders the pages)
 
 
 def module_file(name: str) -> Path | None:
@@ -24,7 +25,7 @@ def module_file(name: str) -> Path | None:
 
 
 def direct_imports(path: Path) -> set[str]:
-    """Names of the `nmt` modules that the file at `path` imports."""
+    """Names of our modules (`nmt`, `tools`) that the file at `path` imports."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
@@ -32,7 +33,7 @@ def direct_imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
             found.update(f"{node.module}.{a.name}" for a in node.names)  # submodules imported by name
-    return {n for n in found if n.split(".")[0] == PACKAGE and module_file(n) is not None}
+    return {n for n in found if n.split(".")[0] in PACKAGES and module_file(n) is not None}
 
 
 def with_parents(name: str) -> set[str]:

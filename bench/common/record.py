@@ -4,7 +4,7 @@ Every bench ends with `write_result(name, results, ...)`: `bench/results/<name>.
 measurements with the machine they were taken on (CPU model, cores, the instruction-set flags
 that change kernel choice), the versions of the engines involved, the date, the command line
 (`python -m bench.<name> ...` for a bench run as a module, its arguments shell-quoted) and the
-number of repeats. The README and docs quote these files through `nmt publish`
+number of repeats. The README and docs quote these files through `python -m tools.publish.stage`
 (generated blocks), so a figure there always has a committed source. Standard library only:
 a bench child that must not import torch can import this.
 """

@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeVar, Union
 
 import yaml
 
+from nmt.config import recipe
 from nmt.errors import ConfigError
 
 T = TypeVar("T")
@@ -63,6 +64,12 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+def read_params(path: Path, cls: Any) -> dict[str, Any]:
+    """The params file at `path` as a mapping, laid over the recipe it names, if any (nmt/config/recipe.py);
+    `cls`: the dataclass of the sections read (its field types say where the two are merged)."""
+    return recipe.apply(Path(path), read_yaml(path), cls, read_yaml)
+
+
 def from_dict(cls: type[T], data: Any, key: str = "", source: str = "params", complete: bool = False) -> T:
     """Build dataclass `cls` from a plain mapping, validating types recursively; `key` is the
     dotted path of `data` in the file ("" for the whole file)."""
@@ -75,7 +82,7 @@ def load_sections(path: Path, cls: type[T]) -> T:
     full (every key stated), so another stage's section, a new one included, is no concern of this
     stage: DVC does not re-run it and a mistake there does not stop it. `load_params`
     (nmt/config/params.py) checks the whole file."""
-    data = read_yaml(path)
+    data = read_params(path, cls)
     wanted = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     return from_dict(cls, {k: v for k, v in data.items() if k in wanted}, source=str(path), complete=True)
 

@@ -17,7 +17,7 @@ from nmt.config.data import DataConfig, TokenizeConfig, ValidateConfig, VocabCon
 from nmt.config.drift import DriftConfig
 from nmt.config.evaluate import EvaluateConfig
 from nmt.config.export import ExportConfig
-from nmt.config.loader import from_dict, read_yaml
+from nmt.config.loader import from_dict, read_params
 from nmt.config.model import ModelConfig
 from nmt.config.profile import ProfileConfig
 from nmt.config.promote import PromoteConfig
@@ -43,4 +43,4 @@ class Params:
 
 def load_params(path: Path) -> Params:
     """Read and validate the whole params file; `ConfigError` names the key at fault."""
-    return from_dict(Params, read_yaml(path), source=str(path), complete=True)
+    return from_dict(Params, read_params(path, Params), source=str(path), complete=True)

@@ -12,11 +12,11 @@ from bench import decode_tune
 from nmt import ranking
 from nmt.config.evaluate import Decoding
 from nmt.decode.translator import Translator
-from nmt.publish import pairs
-from nmt.publish.general import decode_tune as decode_tune_block
-from nmt.publish.sources import Sources
 from nmt.translate.offline import translate_lines
 from support.onnx import sentences
+from tools.publish import pairs
+from tools.publish.general import decode_tune as decode_tune_block
+from tools.publish.sources import Sources
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = {"tiny.dev_a": ("dev", 5), "tiny.dev_b": ("dev", 4), "tiny.train": ("train", 3)}  # label: role, val lines

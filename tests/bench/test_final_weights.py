@@ -11,14 +11,14 @@ import torch
 
 from bench import final_weights
 from nmt.model import checkpoint
-from nmt.publish.general import final_weights as final_weights_block
-from nmt.publish.sources import Sources
 from nmt.text.vocabularies import load_vocabularies
 from nmt.train.loop import train
 from nmt.train.loss import LabelSmoothingKL
 from nmt.train.monitor import validation_loss
 from nmt.train.pairs import bin_direction, open_split
 from support.train import TINY_MODEL, binarized, copy_corpus, tiny_train
+from tools.publish.general import final_weights as final_weights_block
+from tools.publish.sources import Sources
 
 
 def test_scores_the_last_checkpoint_and_each_average(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bench import general_rounds
-from nmt.publish.general import peers, rounds
-from nmt.publish.sources import Sources
+from tools.publish.general import peers, rounds
+from tools.publish.sources import Sources
 
 ROOT = Path(__file__).resolve().parents[2]
 ROUND_1 = "38af36f"  # both directions' round-1 reports committed

@@ -166,7 +166,7 @@ def test_part_c_trains_the_general_preset_scores_every_test_set_and_translates_t
     assert collected.returncode == 0, collected.stderr
     assert (results / "gpu_general.json").is_file() and not (results / "gpu_general_translations.json").exists()
     assert len((blind_out / "de-en.1.en").read_text().splitlines()) == 3
-    from nmt.publish.gpu import general_rows
+    from tools.publish.gpu import general_rows
 
     (row,) = general_rows(json.loads((results / "gpu_general.json").read_text()))
     assert row[0].startswith("`gpu-general-base` on general-de-en: ") and "4 updates" in row[0]

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from bench.pairs_train_time import DEFAULT, directions, estimate, even_sample, stage_args, time_direction
-from nmt.publish.pairs import DIRECTIONS
 from support.train import TINY_MODEL, binarized, copy_corpus, tiny_train
+from tools.publish.pairs import DIRECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,18 +1,20 @@
 """The fine-tunes' params: finetune/multi30k.yaml and finetune/news.yaml load for every fine-tune stage, their
-data sections are general/params.yaml's for the corpora they use, the news domain trains on no set the parents
-trained on or are scored on, and the own-data example in docs/training.md is a data
-section the loader takes (its `...` filled: the SHA-256 placeholders, the news corpus from multi30k.yaml)."""
+files are laid over general/params.yaml (its corpora, their own mixes), the news domain trains on no set the parents
+trained on or are scored on, and the own-data example in docs/training.md is a file the loader takes over the same
+recipe (its SHA-256 placeholders filled)."""
 
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 import yaml
 
-from nmt.config.data import DataConfig
 from nmt.config.finetune import FinetuneConfig
 from nmt.config.loader import from_dict, load_sections
+from nmt.data.download import DownloadParams as DataParams
 from nmt.errors import ConfigError
 from support.corpus import ROOT
 
@@ -34,9 +36,12 @@ def test_every_stage_loads_its_sections(module: str, params) -> None:
 
 @pytest.mark.parametrize("params", FILES, ids=lambda p: p.name)
 def test_the_corpora_are_the_general_configurations(params) -> None:
-    mine = yaml.safe_load(params.read_text())["data"]["corpora"]
-    general = yaml.safe_load((ROOT / "general" / "params.yaml").read_text())["data"]["corpora"]
-    assert mine == {name: general[name] for name in mine}
+    """A fine-tune is laid over its parents' params: their corpora, and only its own mix of them beside."""
+    text = yaml.safe_load(params.read_text())
+    assert text["recipe"] == "../general/params.yaml" and "corpora" not in text["data"]
+    general = load_sections(ROOT / "general" / "params.yaml", DataParams).data
+    data = load_sections(params, DataParams).data
+    assert data.corpora == general.corpora and set(data.used_corpora()) <= set(general.corpora)
 
 
 def test_the_news_domain_is_unseen_by_the_parents() -> None:
@@ -51,11 +56,14 @@ def test_the_news_domain_is_unseen_by_the_parents() -> None:
     assert not (mine["train"] | mine["dev"]) & mine["test"] and not mine["test"] & trained
 
 
-def test_the_own_data_example_in_the_docs_loads() -> None:
-    block = re.search(r"```yaml\n(data:.*?)```", (ROOT / "docs" / "training.md").read_text(), re.S).group(1)
-    data = yaml.safe_load(block.replace('sha256: "..."', f'sha256: "{"0" * 64}"'))["data"]
-    data["corpora"]["wmt-news"] = yaml.safe_load(PARAMS.read_text())["data"]["corpora"]["wmt-news"]
-    assert from_dict(DataConfig, data, key="data").corpus == "client-finetune"
+def test_the_own_data_example_in_the_docs_loads(tmp_path: Path) -> None:
+    block = re.search(r"```yaml\n(recipe:.*?)```", (ROOT / "docs" / "training.md").read_text(), re.S).group(1)
+    mine = tmp_path / "finetune" / "client.yaml"
+    mine.parent.mkdir()
+    mine.write_text(block.replace('sha256: "..."', f'sha256: "{"0" * 64}"'))
+    shutil.copytree(ROOT / "general", tmp_path / "general")
+    data = load_sections(mine, DataParams).data
+    assert data.corpus == "client-finetune" and data.used_corpora() == ["client", "wmt-news"]
 
 
 @pytest.mark.parametrize(("values", "key"), [({"lr": 0.0}, "lr"), ({"replay": 1.0}, "replay"),

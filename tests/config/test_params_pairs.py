@@ -1,11 +1,10 @@
 """The other language pairs' configuration (pairs/, docs/pairs.md): each pairs/<pair>.yaml loads whole, is
-params.yaml's recipe (every section but `data` equal, but for the keys whose line says `# pair:`), names
-its corpus's files with the mirror's hashes, and pairs/dvc.yaml runs its data stages once for every
-pair file and its other stages once for each direction of each pair, with that pair's file."""
+laid over params.yaml (`recipe: ../params.yaml`, nmt/config/recipe.py) with its data and tuned decoding, names
+its corpus's files with the mirror's hashes, and is a row of the table of models (pipeline/models.yaml), so
+pairs/dvc.yaml runs its data stages once and its other stages once for each direction, with that pair's file."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
@@ -26,17 +25,6 @@ def _flat(data: object, key: str = "") -> dict[str, object]:
     if isinstance(data, dict):
         return {k: v for name, sub in data.items() for k, v in _flat(sub, f"{key}.{name}" if key else name).items()}
     return {key: data}
-
-
-def _pair_keys(path: Path) -> set[str]:
-    """The dotted keys whose line carries a `# pair:` comment (a section's keys are indented two spaces)."""
-    keys, section = set(), ""
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if m := re.match(r"^(\w+):", line):
-            section = m.group(1)
-        elif (m := re.match(r"^  (\w+):.*# pair:", line)) and section:
-            keys.add(f"{section}.{m.group(1)}")
-    return keys
 
 
 def _default_direction(path: Path) -> str | None:
@@ -60,20 +48,18 @@ def test_there_are_pairs_beside_german() -> None:
 
 @pytest.mark.parametrize("path", PAIR_FILES, ids=lambda p: p.stem)
 def test_a_pair_file_is_the_default_recipe_on_its_own_corpus(path: Path) -> None:
+    """A pair file names params.yaml as its recipe and holds only what differs (at most 30 lines): its data and
+    a decoding or gate setting tuned on its own val; everything else is the recipe's."""
     params = load_params(path)
     src, tgt = path.stem.split("-")
     assert params.data.languages == (src, tgt) and params.data.direction == path.stem
     assert params.data.mix is None and "test_2016_flickr" in params.data.active.test_splits
-    default, pair = yaml.safe_load(PARAMS.read_text()), yaml.safe_load(path.read_text())
-    assert list(pair) == list(default)
-    marked = _pair_keys(path)
-    for section in default:
-        if section == "data":
-            continue
-        a, b = _flat(default[section], section), _flat(pair[section], section)
-        assert a.keys() == b.keys(), section
-        differ = {k for k in a if a[k] != b[k]}
-        assert differ <= marked, f"{path.name}: {sorted(differ - marked)} differ from params.yaml without `# pair:`"
+    pair = yaml.safe_load(path.read_text())
+    assert pair["recipe"] == "../params.yaml" and len(path.read_text().splitlines()) <= 30
+    assert set(pair) <= {"recipe", "data", "evaluate"}, f"{path.name}: sections beyond data and decoding"
+    default = load_params(PARAMS)
+    for section in ("validate", "tokenize", "vocab", "model", "train", "export", "profile", "promote", "drift"):
+        assert getattr(params, section) == getattr(default, section), section
 
 
 @pytest.mark.parametrize("path", PAIR_FILES, ids=lambda p: p.stem)
@@ -87,19 +73,28 @@ def test_a_pair_file_names_the_mirror_files_by_their_hashes(path: Path) -> None:
 
 
 def test_the_pairs_pipeline_runs_every_pair_and_both_its_directions() -> None:
-    stages = yaml.safe_load((ROOT / "pairs" / "dvc.yaml").read_text())["stages"]
+    """Every pair file is a corpus row of the table (pipeline/models.yaml) with a model row for each direction
+    the default pipeline does not train; pairs/dvc.yaml (written from it) runs the data stages once per pair and
+    the others once per direction, each with its pair's file."""
+    table = yaml.safe_load((ROOT / "pipeline" / "models.yaml").read_text())
+    rows = {row["key"]: row for row in table["data"].values() if row["pipeline"] == "pairs"}
     pairs = {p.stem for p in PAIR_FILES}
+    assert set(rows) == pairs and all(rows[p]["params"] == f"pairs/{p}.yaml" for p in pairs)
+    models = {m["key"]: m for m in table["models"].values() if m["pipeline"] == "pairs"}
+    both = {d: p for p in pairs for d in (p, "-".join(reversed(p.split("-"))))
+            if d != _default_direction(ROOT / "pairs" / f"{p}.yaml")}
+    assert {k: table["data"][m["data"]]["key"] for k, m in models.items()} == both
+    stages = yaml.safe_load((ROOT / "pairs" / "dvc.yaml").read_text())["stages"]
     publish = stages.pop("publish")
     assert "--pairs" in publish["cmd"]
     assert all(f"reports/pairs/{p}/validation/raw.json" in publish["deps"] for p in pairs)
     for name, stage in stages.items():
         each, cmd = stage["foreach"], stage["do"]["cmd"]
+        assert "--params ${item.params}" in cmd, name
         if name in DATA_STAGES:
-            assert set(each) == pairs and "--params pairs/${item}.yaml" in cmd, name
+            assert {k: v["params"] for k, v in each.items()} == {p: f"pairs/{p}.yaml" for p in pairs}, name
         else:
-            both = {d: {"pair": p} for p in pairs for d in (p, "-".join(reversed(p.split("-"))))
-                    if d != _default_direction(ROOT / "pairs" / f"{p}.yaml")}
-            assert each == both and "--params pairs/${item.pair}.yaml" in cmd, name
+            assert {k: v["params"] for k, v in each.items()} == {d: f"pairs/{p}.yaml" for d, p in both.items()}, name
     default = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     assert set(stages) == set(DATA_STAGES) | {"binarize", "train", "evaluate", "export", "ctranslate2", "profile"}
     for name, stage in stages.items():

@@ -6,7 +6,7 @@ other-hosts). The record holds the CPU (vendor, model, family and model numbers,
 flags that decide kernels, as bench/common/record.py reads them), the ISA variables set, what torch
 dispatched to, the engines' versions, the commit (and how many files differed from it), the pytest
 arguments and the outcome counts. A later run on the same CPU in the same mode replaces its record.
-The README's "Tested on" block is rendered from the committed records (nmt/publish/hosts.py,
+The README's "Tested on" block is rendered from the committed records (tools/publish/hosts.py,
 `dvc repro publish`).
 """
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import yaml
 
 from support.corpus import ROOT, sha256
+from support.graphs import write_graph
+from support.scratch import copy_code
 
 FR_CS = ROOT.parent / "shared" / "data" / "multi30k-fr-cs"
 SMOKE = ROOT / "tests" / "support" / "smoke_params.yaml"
@@ -51,20 +53,21 @@ def smoke(params: dict) -> dict:
 
 
 def build_pairs(root: Path, directions: tuple[str, ...]) -> Path:
-    """A git repository at `root` with nmt/ and pairs/dvc.yaml for French-English only (`directions`), its
-    publish stage left out (the pages' blocks: tests/test_published.py)."""
+    """A git repository at `root` with nmt/ and pairs/dvc.yaml for French-English only (`directions`): the
+    table's rows of the pair, written by tools/graph.py (its publish stage left out); params.yaml, the recipe, in
+    the smoke configuration, and pairs/fr-en.yaml laid over it: the pair's corpus, nothing else."""
     for name in (".dvcignore", ".gitignore"):
         shutil.copy(ROOT / name, root / name)
-    shutil.copytree(ROOT / "nmt", root / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "pairs").mkdir()
-    pipeline = yaml.safe_load((ROOT / "pairs" / "dvc.yaml").read_text())
-    del pipeline["stages"]["publish"]
-    for stage in pipeline["stages"].values():
-        each = stage["foreach"]
-        stage["foreach"] = ["fr-en"] if isinstance(each, list) else {d: each[d] for d in directions}
-    (root / "pairs" / "dvc.yaml").write_text(yaml.safe_dump(pipeline, sort_keys=False))
-    params = smoke(yaml.safe_load((ROOT / "pairs" / "fr-en.yaml").read_text()))
-    params["data"]["corpora"] = {"multi30k-fr-cs": tiny_corpus(root / "srv")}
-    (root / "pairs" / "fr-en.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True))
+    copy_code(root)
+    # the recipe: params.yaml in the smoke configuration; the pair: a short file laid over it, as a user writes one
+    (root / "params.yaml").write_text(yaml.safe_dump(smoke(yaml.safe_load((ROOT / "params.yaml").read_text())),
+                                                     sort_keys=False, allow_unicode=True))
+    pair = {"recipe": "../params.yaml", "data": {"corpus": "multi30k-fr-cs", "direction": "fr-en",
+                                                 "corpora": {"multi30k-fr-cs": tiny_corpus(root / "srv")}}}
+    (root / "pairs").mkdir(exist_ok=True)
+    (root / "pairs" / "fr-en.yaml").write_text(yaml.safe_dump(pair, sort_keys=False, default_flow_style=None))
+    write_graph(root, "pairs", {"pairs/fr-en": {"pipeline": "pairs", "key": "fr-en", "params": "pairs/fr-en.yaml"}},
+                {f"pairs:nmt-{d}": {"pipeline": "pairs", "data": "pairs/fr-en", "key": d, "direction": d,
+                                    "labels": ["multi30k"], "desc": f"the {d} smoke model"} for d in directions})
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     return root

@@ -105,6 +105,14 @@ def dvc(project: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
                           timeout=600, check=False)
 
 
+def copy_code(root: Path) -> None:
+    """The code the stages run into `root`: nmt/, and tools/publish (the publish stages' renderer, not installed)."""
+    skip = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "nmt", root / "nmt", ignore=skip)
+    shutil.copytree(ROOT / "tools" / "publish", root / "tools" / "publish", ignore=skip)
+    shutil.copy(ROOT / "tools" / "__init__.py", root / "tools" / "__init__.py")
+
+
 def build_project(root: Path) -> Path:
     """A copy of the pipeline in `root` with the smoke configuration, as a fresh git repository."""
     for name in (".dvcignore", ".gitignore"):
@@ -116,7 +124,7 @@ def build_project(root: Path) -> Path:
     for section, values in yaml.safe_load((Path(__file__).with_name("smoke_params.yaml")).read_text()).items():
         params[section].update(values)
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    shutil.copytree(ROOT / "nmt", root / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
+    copy_code(root)
     # what the publish stage renders (the pages) and from what besides the stages' reports (bench results)
     shutil.copy(ROOT / "README.md", root / "README.md")
     shutil.copytree(ROOT / "docs", root / "docs")

@@ -4,7 +4,7 @@ the cleaning steps at scale (bench/clean_scale.py), the Moses-escaped sample's p
 
 from __future__ import annotations
 
-from nmt.publish.sources import Sources, measured, not_yet, pct, table
+from tools.publish.sources import Sources, measured, not_yet, pct, table
 
 
 def langid(s: Sources) -> str:

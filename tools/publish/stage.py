@@ -1,7 +1,7 @@
 """Stage 9, publish: render the generated blocks of the README and docs/ from committed results.
 
 Every figure the README and `docs/*.md` quote from a measurement lives in a generated block
-(`nmt.publish.blocks`) that this stage re-renders from `reports/*.json` (the stages' metrics and
+(`tools.publish.blocks`) that this stage re-renders from `reports/*.json` (the stages' metrics and
 gate reports) and `bench/results/*.json` (`make bench`), so a retrain, a changed parameter or a
 new bench run leaves the documentation in step with the results it states. Text outside the
 blocks is left as written. `reports/published.json` records which file holds which blocks and
@@ -27,8 +27,8 @@ from nmt.command import arg, stage_main
 from nmt.errors import DataError
 from nmt.files.atomic import atomic_write_text
 from nmt.files.digest import sha256_file
-from nmt.publish.blocks import names, render_text
-from nmt.publish.tables import SETS, Sources
+from tools.publish.blocks import names, render_text
+from tools.publish.tables import SETS, Sources
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ def render_pages(files: Sequence[Path], sources: Sources, which: str = "default"
                 return None
             if name not in mine:
                 raise DataError(f"{where}: generated block {name!r} has no renderer; known blocks: "
-                                f"{', '.join(sorted({*mine, *others}))} (nmt/publish/tables.py)")
+                                f"{', '.join(sorted({*mine, *others}))} (tools/publish/tables.py)")
             try:
                 return mine[name](sources)
             except (KeyError, TypeError, ValueError, IndexError) as exc:

@@ -1,6 +1,6 @@
 """Generated blocks of the general configuration (general/dvc.yaml): both directions' scores.
 
-Rendered by general/dvc.yaml's publish stage only (`nmt.publish.stage --general`), from
+Rendered by general/dvc.yaml's publish stage only (`tools.publish.stage --general`), from
 `reports/general/<direction>/` (evaluate, export, ctranslate2, train), the Multi30k model's scores
 on the same de->en sets (`reports/general/baseline/metrics.json`, the baseline stage), the
 package bench (`bench/results/packages.json`), the final-weights bench
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nmt.publish.sources import Sources, measured, not_yet, table
+from tools.publish.sources import Sources, measured, not_yet, table
 
 DIRECTIONS = ("de-en", "en-de")
 BASELINE = "general/baseline/metrics"  # the Multi30k model on the general de->en test sets

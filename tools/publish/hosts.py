@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nmt.publish.sources import Sources, not_yet, table
+from tools.publish.sources import Sources, not_yet, table
 
 FOLDER = "hosts"
 COMMAND = "make test PYTEST_ARGS='--host-record=bench/results/hosts'"  # .ci/run does it (and for make test-isa)

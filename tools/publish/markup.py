@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nmt.publish.sources import Sources, measured, not_yet, pct, table
+from tools.publish.sources import Sources, measured, not_yet, pct, table
 
 
 def _share(value: float | None) -> str:

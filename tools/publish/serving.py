@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nmt.publish.sources import Sources, measured, not_yet, pct, table
+from tools.publish.sources import Sources, measured, not_yet, pct, table
 
 NAME = "serve"
 THRESHOLDS = "the issue's acceptance ratios"

@@ -3,7 +3,7 @@
 `Sources` reads the stage reports under `reports/` and the bench results under
 `bench/results/`; a missing or unreadable file is a `DataError` saying which stage or bench
 writes it. `table()`, `pct()` and `measured()` format what the renderers
-(`nmt.publish.reports`, `nmt.publish.benches`) say.
+(`tools.publish.reports`, `tools.publish.benches`) say.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nmt.publish import benches, corpora, finetune, general, gpu, hosts, lifecycle, markup, pairs, reports, serving
-from nmt.publish.sources import Sources
+from tools.publish import benches, corpora, finetune, general, gpu, hosts, lifecycle, markup, pairs, reports, serving
+from tools.publish.sources import Sources
 
 BLOCKS: dict[str, Callable[[Sources], str]] = {
     "results": reports.results,

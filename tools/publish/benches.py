@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nmt.publish.sources import Sources, measured, pct, table
+from tools.publish.sources import Sources, measured, pct, table
 
 ENGINE = {"onnx": "ONNX package", "ct2": "CTranslate2"}
 

@@ -1,6 +1,6 @@
 """Generated blocks of the fine-tunes (finetune/dvc.yaml): each beside its parent, its schedule, replay's effect.
 
-Rendered by finetune/dvc.yaml's publish stage only (`nmt.publish.stage --finetune`), from
+Rendered by finetune/dvc.yaml's publish stage only (`tools.publish.stage --finetune`), from
 `reports/finetune/<name>/validation/finetune-compare.json` (compare's gate: both models on every set, and
 whether the fine-tune kept the general sets),
 `reports/finetune/<name>/validation/finetune.json` (finetune: updates, training seconds, why it stopped), the
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nmt.publish.sources import Sources, measured, not_yet, table
+from tools.publish.sources import Sources, measured, not_yet, table
 
 FINETUNES = ("multi30k-de-en", "multi30k-en-de", "news-de-en")  # finetune/dvc.yaml's fine-tunes
 GOALS = {"multi30k-de-en": 42.0, "multi30k-en-de": 39.0}  # issue 66: sacreBLEU on the domain's test_2016_flickr

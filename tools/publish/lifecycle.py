@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nmt.publish.sources import Sources, not_yet, pct, table
+from tools.publish.sources import Sources, not_yet, pct, table
 
 PROMOTION = "promotion/nmt-de-en"  # dvc.yaml's model (its first artifact); reports/promotion/<artifact>.json
 DRIFT = "drift/latest"  # the last drift check's report

@@ -1,6 +1,6 @@
 """Generated blocks of the other language pairs (pairs/dvc.yaml): each direction's scores, training and data.
 
-Rendered by pairs/dvc.yaml's publish stage only (`nmt.publish.stage --pairs`), from
+Rendered by pairs/dvc.yaml's publish stage only (`tools.publish.stage --pairs`), from
 `reports/pairs/<direction>/` (evaluate, train, export, ctranslate2), `reports/pairs/<pair>/validation/`
 (validate, vocab), the default pipeline's training record (`reports/train/live/`, the time it is compared
 with), the published scores of the text-only systems of the WMT multimodal tasks
@@ -16,7 +16,7 @@ import csv
 from statistics import median
 from typing import Any
 
-from nmt.publish.sources import Sources, measured, not_yet, table
+from tools.publish.sources import Sources, measured, not_yet, table
 
 PAIRS = ("fr-en", "cs-en", "de-en")
 # de-en's own direction is the default pipeline's (dvc.yaml): the pairs train its en-de only
@@ -221,4 +221,4 @@ def tune(s: Sources) -> str:
                   "", f"Best mean: beam {best['beam_size']}, alpha {best['alpha']:g}.", "", measured(res, name), ""]
     return "\n".join(parts + ["sacreBLEU (length ratio) on the val split, decoded as the evaluate stage decodes "
                               "(the torch search); no test set decoded. Each pair file states its best mean in "
-                              "`evaluate` (a line marked `# pair:`)."])
+                              "`evaluate` (what it sets over its recipe, params.yaml)."])

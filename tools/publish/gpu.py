@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nmt.publish.sources import Sources, not_yet, pct, table
+from tools.publish.sources import Sources, not_yet, pct, table
 
 COMMAND = "make gpu-check"  # then the two device calls it prints, then `python -m bench.gpu_check collect`
 

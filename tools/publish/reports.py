@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nmt.publish.sources import Sources, pct, table
+from tools.publish.sources import Sources, pct, table
 
 
 def results(s: Sources) -> str:
