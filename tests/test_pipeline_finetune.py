@@ -114,44 +114,6 @@ def test_the_registry_judges_the_fine_tune_against_its_parent(project: Path) -> 
     assert {s["test_set"] for s in record["evidence"]["sets"]} == {"test_2016_flickr", "test_own"}
 
 
-def test_the_replay_bench_trains_each_share_with_the_pipelines_commands(project: Path, tmp_path: Path) -> None:
-    env = url_env()
-    model = project / "models" / "finetune" / KEY / "model.pt"
-    before = sha256_file(model)
-    python = str(Path(shutil.which("python", path=env["PATH"])))
-    run = subprocess.run([python, "-m", "bench.finetune_replay", "--key", KEY, "--shares", "0", "0.3", "--project",
-                          str(project), "--results", str(tmp_path)], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
-    result = json.loads((tmp_path / "finetune_replay.json").read_text())["results"]
-    assert [r["replay"] for r in result["rows"]] == [0.0, 0.3] and result["general_sets"] == ["test_2016_flickr"]
-    assert all(r["updates"] == 20 and set(r["sets"]) == {"test_2016_flickr", "test_own"} for r in result["rows"])
-    assert set(result["parent"]) == {"test_2016_flickr", "test_own"}
-    assert sha256_file(model) == before  # the pipeline's outputs untouched
-
-
-def test_the_schedule_sweep_scores_each_configuration_on_dev_sets_only(project: Path, tmp_path: Path) -> None:
-    env = url_env()
-    model = project / "models" / "finetune" / KEY / "model.pt"
-    before = sha256_file(model)
-    python = str(Path(shutil.which("python", path=env["PATH"])))
-    validated = project / "data" / "finetune" / "tiny" / "validated"
-    run = subprocess.run([python, "-m", "bench.finetune_schedule", "--key", KEY, "--config", "finetune.max_steps=10",
-                          "--config", "finetune.lr=0.0005 finetune.replay=0", "--dev", f"val={validated / 'val'}",
-                          "--dev", f"general={validated / 'test_2016_flickr'}", "--project", str(project),
-                          "--results", str(tmp_path)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
-    result = json.loads((tmp_path / "finetune_schedule.json").read_text())["results"]
-    assert [r["changes"] for r in result["rows"]] == [{"finetune.max_steps": 10},
-                                                      {"finetune.lr": 0.0005, "finetune.replay": 0}]
-    assert [r["updates"] for r in result["rows"]] == [10, 20]  # the tiny params' max_steps: 20
-    assert all(set(r["scores"]) == {"val", "general"} for r in result["rows"])
-    assert set(result["parent"]) == {"val", "general"}
-    assert result["dev"] == {"val": {"sentences": 100}, "general": {"sentences": 150}}
-    assert result["chosen"] in (0, 1) and result["max_general_drop"] == 100.0  # the tiny params' margin keeps both
-    assert sha256_file(model) == before  # the pipeline's outputs untouched
-
-
 def test_a_second_run_does_nothing(project: Path) -> None:
     again = dvc(project, url_env(), "repro", "finetune/dvc.yaml")
     assert again.returncode == 0 and "Data and pipelines are up to date." in again.stdout, again.stdout

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 SOURCES = sorted(BENCH.rglob("*.py"))
-GPU = {"gpu_check", "gpu_device", "gpu_mfu"}  # run on a lent GPU (`make gpu-check`), not by `make bench`
-# bench -> bench imports that are not shared code: (importing file, imported module) and why
-BENCH_TO_BENCH = {("bench/gpu_device.py", "bench.gpu_mfu"): "part a runs the MFU bench as one of its steps"}
+# the GPU checks (tools/gpu/ now; their committed results name them bench.gpu_*): `make gpu-check`, not `make bench`
+GPU = {"gpu_check", "gpu_device", "gpu_mfu"}
+BENCH_TO_BENCH: dict[tuple[str, str], str] = {}  # bench -> bench imports that are not shared code, and why
+STUDY = re.compile(r"^\| `bench\.(\w+)` \(`([0-9a-f]{7,})`", re.M)  # docs/benchmarks.md: a finished study's row
 SCRIPT = re.compile(r"python3? (?:-m bench\.(\w+)|bench/(\w+)\.py)")
 BY_PATH = re.compile(r"python3? (?:\S*/)?bench/\w+\.py")
 GENERATED = re.compile(r"<!-- begin generated: .*?<!-- end generated: [^>]*-->", re.S)
@@ -69,12 +71,29 @@ def make_bench_recipe() -> str:
     return re.search(r"^bench:.*?\n((?:\t.*\n)+)", text, re.M).group(1)
 
 
+def studies() -> dict[str, str]:
+    """The finished studies of docs/benchmarks.md: bench name -> the commit whose tree holds its code."""
+    return dict(STUDY.findall((ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")))
+
+
 def test_make_bench_runs_every_bench_with_a_committed_result() -> None:
+    """A committed result's writer is run by `make bench`, or is a finished study whose code the docs name by
+    the commit that holds it (and which has left the live tree), or a GPU check."""
     run = set(re.findall(r"-m bench\.(\w+)", make_bench_recipe()))
-    writers = set(written_by().values())
-    assert writers - GPU <= run, f"not run by `make bench`: {sorted(writers - GPU - run)}"
-    assert not run & GPU
+    writers, done = set(written_by().values()), studies()
+    assert writers - GPU - set(done) <= run, f"not run by `make bench`: {sorted(writers - GPU - set(done) - run)}"
+    assert not run & (GPU | set(done))
     assert all((BENCH / f"{name}.py").is_file() for name in run)
+    for name, commit in done.items():
+        assert not (BENCH / f"{name}.py").exists(), f"bench.{name} is listed as finished but is still in bench/"
+        shown = subprocess.run(["git", "cat-file", "-e", f"{commit}:bench/{name}.py"], cwd=ROOT, check=False)
+        assert shown.returncode == 0, f"docs/benchmarks.md: bench/{name}.py is not at {commit}"
+
+
+def test_bench_stays_small() -> None:
+    """bench/ keeps the benches that guard a claim; finished studies leave it (issue 74: under 3,000 lines)."""
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in SOURCES)
+    assert lines < 3000, f"bench/ is {lines} lines"
 
 
 def test_docs_benchmarks_table_names_every_result_file() -> None:
@@ -82,5 +101,5 @@ def test_docs_benchmarks_table_names_every_result_file() -> None:
     table = page[page.index("## What writes what"):]
     missing = [name for name in sorted(p.name for p in (BENCH / "results").glob("*.json")) if f"`{name}`" not in table]
     assert missing == []
-    for name in set(written_by().values()):
+    for name in set(written_by().values()) - GPU:  # the GPU checks' row names tools.gpu
         assert f"| `bench.{name}" in table, f"bench.{name} writes a committed result: give it a row"

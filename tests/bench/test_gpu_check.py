@@ -44,7 +44,7 @@ def run(args: list[str], env: dict[str, str] | None = None) -> subprocess.Comple
 def test_the_bundle_runs_the_device_half_without_the_pipeline_packages(tmp_path: Path) -> None:
     data = tiny_data(tmp_path / "data")
     bundle = tmp_path / "bundle"
-    built = run(["bench.gpu_check", "bundle", "--data", str(data), "--out", str(bundle), "--test-set", "val"])
+    built = run(["tools.gpu.check", "bundle", "--data", str(data), "--out", str(bundle), "--test-set", "val"])
     assert built.returncode == 0, built.stderr
     manifest = json.loads((bundle / "manifest.json").read_text())
     assert manifest["test_set"] == "val" and "multi30k/bin/detokenizer.json" in manifest["sizes"]
@@ -56,7 +56,7 @@ def test_the_bundle_runs_the_device_half_without_the_pipeline_packages(tmp_path:
         (blocked / f"{name}.py").write_text(f"raise ImportError('{name} is not on the GPU image')\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocked), str(ROOT)])}
     out, work = tmp_path / "out", tmp_path / "work"
-    device = run(["bench.gpu_device", "--part", "ab", "--smoke", "--bundle", str(bundle), "--out", str(out),
+    device = run(["tools.gpu.device", "--part", "ab", "--smoke", "--bundle", str(bundle), "--out", str(out),
                   "--work", str(work)], env=env)
     assert device.returncode == 0, device.stdout[-3000:] + device.stderr[-3000:]
     assert "DVCLive is not installed" in (out / "gpu-base.train.log").read_text()  # the stage's log, as it ran
@@ -86,7 +86,7 @@ def test_the_bundle_runs_the_device_half_without_the_pipeline_packages(tmp_path:
     assert not list(out.rglob("*.pt"))
 
     results = tmp_path / "results"
-    collected = run(["bench.gpu_check", "collect", "--from", str(out), "--results", str(results)])
+    collected = run(["tools.gpu.check", "collect", "--from", str(out), "--results", str(results)])
     assert collected.returncode == 0, collected.stderr
     assert sorted(p.name for p in results.iterdir()) == sorted(
         ["gpu_tests.json", "gpu_mfu.json", "gpu_epochs.json", "gpu_presets.json",
@@ -97,23 +97,23 @@ def test_the_bundle_runs_the_device_half_without_the_pipeline_packages(tmp_path:
 def test_skip_leaves_out_the_steps_already_measured(tmp_path: Path) -> None:
     """`--skip` (a lease is too short for part a whole): only what is still to measure runs and is written."""
     bundle = tmp_path / "bundle"
-    built = run(["bench.gpu_check", "bundle", "--data", str(tiny_data(tmp_path / "data")), "--out", str(bundle),
+    built = run(["tools.gpu.check", "bundle", "--data", str(tiny_data(tmp_path / "data")), "--out", str(bundle),
                  "--test-set", "val"])
     assert built.returncode == 0, built.stderr
     out = tmp_path / "out"
-    device = run(["bench.gpu_device", "--part", "a", "--smoke", "--bundle", str(bundle), "--out", str(out),
+    device = run(["tools.gpu.device", "--part", "a", "--smoke", "--bundle", str(bundle), "--out", str(out),
                   "--work", str(tmp_path / "work"), "--skip", "tests", "mfu", "default", "profile", "cudnn_attention"])
     assert device.returncode == 0, device.stdout[-3000:] + device.stderr[-3000:]
     assert sorted(p.name for p in out.iterdir()) == ["gpu_epochs.json"]
     epochs = json.loads((out / "gpu_epochs.json").read_text())
     assert set(epochs["runs"]) == {"selected_positions", "cuda_graphs"} and "profile" not in epochs
-    wrong = run(["bench.gpu_device", "--part", "a", "--smoke", "--bundle", str(bundle), "--out", str(out),
+    wrong = run(["tools.gpu.device", "--part", "a", "--smoke", "--bundle", str(bundle), "--out", str(out),
                  "--skip", "cuda-graphs"])
     assert wrong.returncode == 2 and "invalid choice: 'cuda-graphs'" in wrong.stderr
 
 
 def test_the_makefile_names_every_run_of_part_a() -> None:
-    from bench.gpu_device import EPOCH_RUNS
+    from tools.gpu.device import EPOCH_RUNS
 
     line = next(s for s in (ROOT / "Makefile").read_text().splitlines() if s.startswith("GPU_RUNS :="))
     assert tuple(line.split(":=")[1].split()) == EPOCH_RUNS
@@ -137,7 +137,7 @@ def test_part_c_trains_the_general_preset_scores_every_test_set_and_translates_t
     blind.mkdir()
     (blind / "de-en.1.de").write_text("Ein Hund läuft.\nZwei Männer sitzen auf einer Bank.\nEin Kind spielt.\n")
     (blind / "en-de.1.en").write_text("A dog runs.\n")  # the other direction's: not carried
-    built = run(["bench.gpu_check", "bundle", "--data", str(tiny_data(tmp_path / "m30k")), "--out",
+    built = run(["tools.gpu.check", "bundle", "--data", str(tiny_data(tmp_path / "m30k")), "--out",
                  str(tmp_path / "bundle"), "--test-set", "val", "--general", "de-en", "--general-data", str(general),
                  "--general-reports", str(reports), "--blind", str(blind)])
     assert built.returncode == 0, built.stderr
@@ -152,7 +152,7 @@ def test_part_c_trains_the_general_preset_scores_every_test_set_and_translates_t
         (blocked / f"{name}.py").write_text(f"raise ImportError('{name} is not on the GPU image')\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocked), str(ROOT)])}
     out = tmp_path / "out"
-    device = run(["bench.gpu_device", "--part", "c", "--smoke", "--bundle", str(tmp_path / "bundle"), "--out",
+    device = run(["tools.gpu.device", "--part", "c", "--smoke", "--bundle", str(tmp_path / "bundle"), "--out",
                   str(out), "--work", str(tmp_path / "work")], env=env)
     assert device.returncode == 0, device.stdout[-3000:] + device.stderr[-3000:]
     entry = json.loads((out / "gpu_general.json").read_text())["presets"]["gpu-general-base"]
@@ -161,7 +161,7 @@ def test_part_c_trains_the_general_preset_scores_every_test_set_and_translates_t
     assert len([p for p in out.iterdir()]) <= 8
 
     results, blind_out = tmp_path / "results", tmp_path / "reports-blind-gpu"
-    collected = run(["bench.gpu_check", "collect", "--from", str(out), "--results", str(results),
+    collected = run(["tools.gpu.check", "collect", "--from", str(out), "--results", str(results),
                      "--blind-out", str(blind_out)])
     assert collected.returncode == 0, collected.stderr
     assert (results / "gpu_general.json").is_file() and not (results / "gpu_general_translations.json").exists()
@@ -174,7 +174,7 @@ def test_part_c_trains_the_general_preset_scores_every_test_set_and_translates_t
 
 
 def test_a_bundle_without_the_data_stages_says_which_command_makes_them(tmp_path: Path) -> None:
-    built = run(["bench.gpu_check", "bundle", "--data", str(tmp_path / "nothing"), "--out", str(tmp_path / "b")])
+    built = run(["tools.gpu.check", "bundle", "--data", str(tmp_path / "nothing"), "--out", str(tmp_path / "b")])
     assert built.returncode == 1 and "dvc repro binarize" in built.stderr and "Traceback" not in built.stderr
     assert not (tmp_path / "b").exists()
 
@@ -183,9 +183,9 @@ def test_a_bundle_without_the_data_stages_says_which_command_makes_them(tmp_path
 def test_every_preset_over_params_yaml_is_a_valid_train_stage_config(preset: str, tmp_path: Path) -> None:
     import yaml
 
-    from bench.gpu_device import merged
     from nmt.config.loader import load_sections
     from nmt.train.stage import TrainParams
+    from tools.gpu.device import merged
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     over = yaml.safe_load((ROOT / "presets" / f"{preset}.yaml").read_text())

@@ -1,4 +1,4 @@
-"""bench/gpu_mfu.py: its FLOP count by hand, and its steps on the CPU (--smoke);
+"""tools/gpu/mfu.py: its FLOP count by hand, and its steps on the CPU (--smoke);
 its figures come from a lent GPU."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.gpu_mfu import BASE, main, step_flops
 from nmt.config.model import ModelConfig
+from tools.gpu.mfu import BASE, main, step_flops
 
 
 def test_the_flop_count_is_the_sum_of_the_matrix_products() -> None:

@@ -89,7 +89,7 @@ def test_the_docs_list_every_option_with_its_default() -> None:
 
 
 def test_the_locust_file_imports_nothing_of_this_project() -> None:
-    tree = ast.parse((ROOT / "bench" / "locustfile.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "examples" / "locustfile.py").read_text(encoding="utf-8"))
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert "locust" in imported and not imported & {"nmt", "bench", "support"}

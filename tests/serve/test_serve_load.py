@@ -4,7 +4,6 @@ Ratios only: no figure of this machine's speed is asserted."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import subprocess
@@ -46,33 +45,3 @@ def test_the_smoke_load_test_batches_and_loses_nothing(package: Path, tmp_path: 
     assert steps["slowloris"]["sentences_per_s"] > 0 and steps["slowloris"]["held"]["held"] == 20
     for step in res["steps"]:
         assert set(step["statuses"]) <= {"200", "503"}, step
-
-
-def test_the_mixed_direction_smoke_run_routes_both_ways_and_loses_nothing(package: Path, mirror: Path,
-                                                                         tmp_path: Path) -> None:
-    """bench/serve_mixed.py --smoke on the test package and its en-de copy: one server with both
-    packages (half and half, 90/10, half `auto`: Multi30k sentences, so detection has real text),
-    and the two-servers alternative beside it."""
-    from support.serve import reversed_package
-
-    data = tmp_path / "data"
-    data.mkdir()
-    for lang in ("de", "en"):
-        with gzip.open(mirror / f"test_2016_flickr.{lang}.gz", "rt", encoding="utf-8") as f:
-            (data / f"test.{lang}").write_text("".join(next(f) for _ in range(40)))
-    en_de = reversed_package(package, tmp_path / "en-de")
-    run = subprocess.run([sys.executable, "-m", "bench.serve_mixed", "--smoke", "--models", str(package),
-                          str(en_de), "--data", str(data), "--split", "test", "--threads", "1", "--out", str(tmp_path)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "TMPDIR": str(tmp_path)})
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    res = json.loads((tmp_path / "serve_mixed.json").read_text())["results"]
-    c = res["criteria"]
-    assert c["parity_identical"] == 1.0 and res["parity"]["failed"] == 0  # both directions: served == offline
-    assert c["reload_failed"] == 0 and c["reload_after_switch_from_new"] == 1.0
-    assert c["other_5xx_2x"] == 0
-    for step in res["shared"]:
-        assert set(step["statuses"]) <= {"200", "503"}, step
-    assert {s["step"] for s in res["separate"]} == {"1 client, half and half", "32 clients, half and half",
-                                                    "1 client, 90/10", "32 clients, 90/10"}
-    assert all(s["failed"] == 0 for s in res["separate"])

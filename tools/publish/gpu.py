@@ -1,5 +1,5 @@
-"""The GPU path as last measured on a lent GPU (`make gpu-check`, bench/gpu_device.py): docs/training.md's
-`gpu-check` block, from `bench/results/gpu_*.json` (copied there by `python -m bench.gpu_check collect`).
+"""The GPU path as last measured on a lent GPU (`make gpu-check`, tools/gpu/device.py): docs/training.md's
+`gpu-check` block, from `bench/results/gpu_*.json` (copied there by `python -m tools.gpu.check collect`).
 
 One row per figure the GPU path has a target for: the CUDA tests, the base model's MFU (eager and
 compiled), the default configuration's first epoch against its second, and each GPU preset's
@@ -12,7 +12,7 @@ from typing import Any
 
 from tools.publish.sources import Sources, not_yet, pct, table
 
-COMMAND = "make gpu-check"  # then the two device calls it prints, then `python -m bench.gpu_check collect`
+COMMAND = "make gpu-check"  # then the two device calls it prints, then `python -m tools.gpu.check collect`
 
 
 def _mfu_rows(m: dict[str, Any]) -> list[list[str]]:

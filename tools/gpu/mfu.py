@@ -17,7 +17,7 @@ and T target tokens, d = d_model, f = d_ff, L layers, V target vocabulary, a for
 and a training step three forward passes (the backward pass does twice the forward's products).
 MFU = counted FLOPs per second / the measured peak.
 
-    python -m bench.gpu_mfu [--max-tokens 25000 --length 32 --steps 30] [--smoke] [--out bench/results]
+    python -m tools.gpu.mfu [--max-tokens 25000 --length 32 --steps 30] [--smoke] [--out bench/results]
 
 `--smoke` (any device, the CPU included): a tiny model and a few steps, the bench's steps, not
 its figures. Writes `<out>/gpu_mfu.json` (`--out`; default bench/results, none for --smoke).
@@ -41,7 +41,7 @@ from nmt.train.loop import all_positions
 from nmt.train.loss import LabelSmoothingKL
 from nmt.train.schedule import build_optimizer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BASE = ModelConfig(n_layers=6, d_model=512, n_heads=8, d_ff=2048, dropout=0.1, max_len=256)
 TINY = ModelConfig(n_layers=1, d_model=32, n_heads=2, d_ff=64, dropout=0.1, max_len=64)
 

@@ -1,7 +1,7 @@
 """Locust load for `nmt serve`, for people who use Locust (not a dependency of this project).
 
     pip install locust
-    locust -f bench/locustfile.py --headless --csv serve -u 32 -r 8 -t 2m -H http://127.0.0.1:5000
+    locust -f examples/locustfile.py --headless --csv serve -u 32 -r 8 -t 2m -H http://127.0.0.1:5000
 
 Each user posts one German sentence at a time (LibreTranslate's JSON shape) and counts a 503 with
 Retry-After (the server's backpressure) as a rejection, not a failure. Sentences come from

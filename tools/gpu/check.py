@@ -1,11 +1,11 @@
 """`make gpu-check`, the half that runs here: the bundle a lent GPU needs, and its figures back.
 
-    python -m bench.gpu_check bundle [--data data] [--out .gpu]     # here, after `dvc repro binarize`
-    (device tool) run  command: python3 -m bench.gpu_device --part a --bundle .gpu --out "$OUT"
+    python -m tools.gpu.check bundle [--data data] [--out .gpu]     # here, after `dvc repro binarize`
+    (device tool) run  command: python3 -m tools.gpu.device --part a --bundle .gpu --out "$OUT"
                        carry: [".gpu"], timeout_s: 420              # tests, MFU, first epochs, profile
-    (device tool) run  command: python3 -m bench.gpu_device --part b --bundle .gpu --out "$OUT"
+    (device tool) run  command: python3 -m tools.gpu.device --part b --bundle .gpu --out "$OUT"
                        carry: [".gpu"], timeout_s: 420              # the presets, trained and scored
-    python -m bench.gpu_check collect --from <files_at>             # here: into bench/results/
+    python -m tools.gpu.check collect --from <files_at>             # here: into bench/results/
 
 The bundle (`.gpu/`, git-ignored; at most `--limit-mib`, the device tool carries 64 MiB with the
 source): the binarised Multi30k (data/bin), its vocabularies (data/vocab), the test set's raw
@@ -27,7 +27,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MIB = 2**20
 log = logging.getLogger("gpu_check")
 
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "bundle":
             m = bundle(args.data, args.params, args.out, args.test_set, args.limit_mib, args.general,
                        args.general_data, blind=args.blind, general_reports=args.general_reports)
-            log.info("bundle %s: %d files, %.1f MiB; carry it as \".gpu\" (bench/gpu_check.py says how)",
+            log.info("bundle %s: %d files, %.1f MiB; carry it as \".gpu\" (tools/gpu/check.py says how)",
                      args.out, m["files"], m["bytes"] / MIB)
         else:
             for path in collect(args.src, args.results, args.blind_out):

@@ -1,9 +1,9 @@
 """The device half of `make gpu-check`: what runs on a lent GPU, from the bundle that
-`python -m bench.gpu_check bundle` built here, writing every figure under `--out` ($OUT).
+`python -m tools.gpu.check bundle` built here, writing every figure under `--out` ($OUT).
 
 Two parts, each under six minutes on one H100/H200, so both fit one lease on one warm machine:
 
-  a  the CUDA tests (tests/train/test_cuda.py), bench/gpu_mfu.py (base model MFU, eager and
+  a  the CUDA tests (tests/train/test_cuda.py), tools/gpu/mfu.py (base model MFU, eager and
      compiled), and the default configuration's first two epochs, each run in a fresh process:
      seconds per epoch and per validation (`epoch_s`, `val_s`), torch.profiler over the first updates
      and the first validation (the top operators by device time), the same two epochs with cuDNN's
@@ -16,14 +16,14 @@ Two parts, each under six minutes on one H100/H200, so both fit one lease on one
      chrF on the bundle's test set, from its spaCy tokens: the image has no spaCy)
                                                                    -> gpu_presets.json, <preset>.<set>.<lang>
   c  the general presets (presets/gpu-general-*.yaml) on each general corpus the bundle carries
-     (`bench.gpu_check bundle --general DIRECTION`): trained as in b, scored on every test set of the
+     (`tools.gpu.check bundle --general DIRECTION`): trained as in b, scored on every test set of the
      direction, the blind sources translated          -> gpu_general.json, gpu_general_translations.json
 
 Only torch, numpy, PyYAML, tqdm, matplotlib and sacrebleu are needed (the GPU image's); DVCLive,
 spaCy, DVC and Prefect are not. `--smoke` runs the same steps on any device with a tiny model and a
 few updates (the test suite runs it on the CPU).
 
-    python -m bench.gpu_device --part a|b|ab|c --bundle .gpu --out "$OUT" [--skip STEP ...] [--smoke]
+    python -m tools.gpu.device --part a|b|ab|c --bundle .gpu --out "$OUT" [--skip STEP ...] [--smoke]
 
 `--skip` leaves out steps already measured (tests, mfu, or a run of part a by name), so that one lease
 can go to what is still unmeasured: part a whole needs more than its 300 s (the CUDA tests alone 71 s).
@@ -46,9 +46,9 @@ from typing import Any
 import torch
 import yaml
 
-from bench.common.gpu_runs import fresh_process, log_here, profile, timed_epochs
+from tools.gpu.runs import fresh_process, log_here, profile, timed_epochs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PRESETS = ROOT / "presets"
 TINY = {"model": {"n_layers": 1, "d_model": 32, "n_heads": 2, "d_ff": 64},
         "train": {"max_tokens": 256, "warmup": 10, "val_bleu_sentences": 8, "num_threads": 1, "max_val_loss": 50.0}}
@@ -90,7 +90,7 @@ def cuda_tests(out: Path) -> dict[str, Any]:
 
 
 def mfu(out: Path, smoke: bool) -> None:
-    from bench import gpu_mfu
+    from tools.gpu import mfu as gpu_mfu
 
     gpu_mfu.main(["--out", str(out), "--largest-limit", "0"] + (["--smoke"] if smoke else []))  # round 1: 400k fit
 
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         general = [c for c in manifest.get("corpora", {}) if c.startswith("general-")]
         if not general:
             raise SystemExit("gpu_device: the bundle has no general corpus: build it with "
-                             "`python -m bench.gpu_check bundle --general de-en`")
+                             "`python -m tools.gpu.check bundle --general de-en`")
         for corpus in general:  # one direction a call fits: bundle one at a time
             presets(args.bundle, args.out, args.work, args.smoke, args.general_presets,
                     lambda r: write_json(args.out / "gpu_general.json", r), corpus=corpus)

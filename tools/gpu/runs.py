@@ -1,4 +1,4 @@
-"""The runs bench/gpu_device.py's part a measures, each in a fresh process: the training loop's epochs
+"""The runs tools/gpu/device.py's part a measures, each in a fresh process: the training loop's epochs
 timed (`timed_epochs`) and its first updates profiled (`profile`), spawned by `fresh_process` with
 nothing loaded, no CUDA context and no caches, and ended with the process that waits for them. A
 spawned process imports this module to find the function it runs."""
@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from bench.common.children import die_with_parent
+from tools.gpu.children import die_with_parent
 
 
 def log_here() -> None:
