@@ -109,11 +109,16 @@ blind-pairs: install
 		$(BIN)/nmt translate --model models/pairs/$$dir/onnx --direction $$dir --input $$src --output reports/blind-pairs/$${name%.*}.$$tgt || exit 1; \
 	done
 
-# ruff with the rules in pyproject.toml ([tool.ruff]) on all the Python here, and the dvc.yaml files in step with
-# pipeline/ (make graph); .ci/run runs it before the tests.
+# ruff with the rules in pyproject.toml ([tool.ruff]) on all the Python here, the dvc.yaml files in step with
+# pipeline/ (make graph), and mypy over nmt/ and flows/ ([tool.mypy]) with the count of its suppressions, which
+# must not grow; .ci/run runs it before the tests.
+MYPY_IGNORES_MAX ?= 18
 lint: install
 	$(BIN)/ruff check nmt flows tests tools bench examples
 	$(BIN)/python -m tools.graph --check
+	$(BIN)/mypy
+	@n=$$(grep -rEo "type: *ignore" nmt flows | wc -l); echo "mypy: $$n '# type: ignore' in nmt/ and flows/ (ceiling $(MYPY_IGNORES_MAX))"; \
+	  test $$n -le $(MYPY_IGNORES_MAX) || { echo "make lint: $$n '# type: ignore', over the ceiling of $(MYPY_IGNORES_MAX): type the code instead" >&2; exit 1; }
 
 test: install
 	PATH="$(abspath $(BIN)):$$PATH" OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest \

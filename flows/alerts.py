@@ -20,11 +20,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 from datetime import timedelta
+from typing import cast
 
 from prefect.automations import Automation, CallWebhook, EventTrigger
 from prefect.blocks.webhook import Webhook
 from prefect.events.schemas.automations import Posture
 from prefect.settings import PREFECT_API_URL
+from prefect.types import SecretDict
 from pydantic import SecretStr
 
 from flows.drift import DRIFTED, drift_check
@@ -45,10 +47,11 @@ RULES = {AUTOMATION: (pipeline.name, STATES, PAYLOAD, "fails, crashes, times out
 
 def install(webhook_url: str, allow_private_urls: bool = False) -> list[Automation]:
     """Save the webhook block and (re)create the automations; returns them."""
-    Webhook(method="POST", url=SecretStr(webhook_url), headers={"Content-Type": "application/json"},
+    Webhook(method="POST", url=SecretStr(webhook_url), headers=SecretDict({"Content-Type": "application/json"}),
             allow_private_urls=allow_private_urls).save(BLOCK, overwrite=True)
-    block_id = Webhook.load(BLOCK)._block_document_id
-    created = []
+    block_id = cast(Webhook, Webhook.load(BLOCK))._block_document_id
+    assert block_id is not None
+    created: list[Automation] = []
     for name, (flow_name, states, payload, when) in RULES.items():
         existing = _find(name)
         created.append(Automation(
@@ -59,7 +62,7 @@ def install(webhook_url: str, allow_private_urls: bool = False) -> list[Automati
                 match_related={"prefect.resource.role": "flow", "prefect.resource.name": flow_name},
                 posture=Posture.Reactive, threshold=1, within=timedelta(0)),
             actions=[CallWebhook(block_document_id=block_id, payload=payload)],
-        ).create())
+        ).create())  # type: ignore[arg-type]  # sync context: an Automation, not a coroutine
         if existing is not None:  # replaced only once the new one exists: never a moment without alerts
             existing.delete()
     return created
@@ -67,7 +70,7 @@ def install(webhook_url: str, allow_private_urls: bool = False) -> list[Automati
 
 def _find(name: str) -> Automation | None:
     try:
-        return Automation.read(name=name)
+        return cast(Automation, Automation.read(name=name))
     except ValueError:  # "Automation ... not found"
         return None
 

@@ -165,7 +165,7 @@ def judge_commit(registry: Registry, commit: str, champion: tuple[str, str] | No
     if isinstance(evidence, str):
         return replace(decision, reason=f"{decision.reason}; decided on point scores, the fallback rule: no package "
                                         f"of the champion {champion[0]} to decode ({evidence})")
-    rows = [(e.test_set, metric, c, n) for e in evidence.sets
+    rows: list[tuple[str, str, float | None, float]] = [(e.test_set, metric, c, n) for e in evidence.sets
             for metric, c, n in (("sacrebleu", e.champion_bleu, e.challenger_bleu),
                                  ("chrf", e.champion_chrf, e.challenger_chrf))]
     return Decision(evidence.promote, evidence.reason, challenger, old, champion[0], rows, evidence, "evidence")

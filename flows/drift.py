@@ -26,11 +26,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.client.schemas.objects import FlowRun
 from prefect.states import Completed, State
 
 from nmt.config.drift import DriftConfig
@@ -69,7 +70,7 @@ def _under(project: Path, path: str | Path) -> Path:
 @task(name="drift-report", task_run_name="drift-report", cache_policy=NO_CACHE)
 def measure(stats_dir: Path, profiles: list[Path], cfg: DriftConfig, hours: float, end: float) -> DriftReport:
     """The report of the window of `hours` ending at `end` (unix seconds) against `profiles`."""
-    references, sources = {}, {}
+    references, sources = {}, dict[str, str]()
     for path in profiles:
         profile = read_profile(path)
         if profile.direction in references:
@@ -88,7 +89,7 @@ def start_retraining(deployment: str) -> dict[str, Any]:
     from prefect.deployments import run_deployment
 
     try:
-        run = run_deployment(deployment, timeout=0, tags=["drift"])
+        run = cast(FlowRun, run_deployment(deployment, timeout=0, tags=["drift"]))
     except Exception as exc:  # a missing deployment must not hide the drift: reported, alerted with it
         get_run_logger().error("retraining not started: %s: %s", type(exc).__name__, exc)
         return {"deployment": deployment, "started": False,
@@ -159,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not state.is_completed():
         print(f"nmt drift: error: {state.name}: {state.message}", file=sys.stderr)
         return 1
-    report: DriftReport = state.result()
+    report = cast(DriftReport, state.result())
     print(markdown(report))
     return DRIFT_EXIT if report.status == DRIFT else 0
 

@@ -142,7 +142,7 @@ def snapshot(project: Path, specs: Sequence[StageSpec]) -> Snapshot:
     DVC restores cached outputs from its cache, these only from here."""
     root = project / SNAPSHOT
     shutil.rmtree(root, ignore_errors=True)
-    files, outputs = {}, {}
+    files, outputs = dict[str, bool](), dict[str, bool]()
     for kind, names, found in (("files", ("params.yaml", "dvc.lock"), files),
                                ("outputs", dict.fromkeys(o for s in specs for o in s.uncached), outputs)):
         for rel in names:

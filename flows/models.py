@@ -17,6 +17,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import yaml
 
@@ -89,7 +90,7 @@ def declared_models(project: Path, dvcfile: str = "dvc.yaml") -> list[Model]:
         groups.setdefault(metrics, []).append((f"{folder}:{name}" if folder else str(name),
                                                None if direction is None else str(direction), package))
         if all(parent):
-            parents[metrics] = parent
+            parents[metrics] = cast(tuple[str | None, str | None, str | None], parent)
         if meta.get("test_data") is not None:
             test_data[metrics] = str(meta["test_data"])
     models = []

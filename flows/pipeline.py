@@ -75,7 +75,7 @@ from nmt.files.atomic import atomic_write_text
 
 NOT_PROMOTED = "Not promoted"  # final state (type Completed) of a run whose model did not take prod
 DOWNLOAD_RETRIES = 2  # the only stage that talks to the network
-DOWNLOAD_RETRY_DELAYS_S = [30, 120]
+DOWNLOAD_RETRY_DELAYS_S: list[float] = [30, 120]
 TASK_TIMEOUT_MARGIN_S = STOP_GRACE_S + 60  # a stage task's own timeout: run_dvc's, then its stop, then this much
 Logger = logging.Logger | logging.LoggerAdapter  # the run logger Prefect gives a flow
 

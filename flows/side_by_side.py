@@ -18,7 +18,9 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from nmt.files.cores import available_cores
 
@@ -63,6 +65,10 @@ def resolve_threads(threads: int) -> int:
     return threads or available_cores()
 
 
+def _texts(translator: Any, lines: list[str]) -> list[str]:
+    return translator.translate(lines).texts
+
+
 def _timed(translate: Callable[[list[str]], list[str]], lines: list[str]) -> tuple[list[str], float]:
     started = time.perf_counter()
     out = translate(lines)
@@ -93,7 +99,7 @@ def decode_side_by_side(champion: Path, challenger: Path, sources: Mapping[str, 
             for start in range(0, len(lines), chunk):
                 part = list(lines[start:start + chunk])
                 for who in ((0, 1) if turn % 2 == 0 else (1, 0)):
-                    translated, spent = _timed(lambda lines, who=who: pair[who].translate(lines).texts, part)
+                    translated, spent = _timed(partial(_texts, pair[who]), part)
                     parts[who].extend(translated)
                     seconds[who] += spent
                 turn += 1

@@ -17,12 +17,14 @@ import sys
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from nmt.errors import ConfigError, NmtError
 from nmt.files.runlock import held
 
-P = TypeVar("P")  # a stage's paths
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+P = TypeVar("P", bound="DataclassInstance")  # a stage's paths
 S = TypeVar("S")  # the params.yaml sections a stage reads
 NOISY_LOGGERS = ("great_expectations", "urllib3", "filelock")
 log = logging.getLogger("nmt.command")

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from nmt.config.loader import InvalidValue, require
 from nmt.config.mix import CleanConfig, DecontaminateConfig, MixConfig
@@ -89,7 +89,7 @@ class CorpusConfig:
     def source(self, split: str) -> SplitSource:
         """The typed form of `splits[split]`, checked (InvalidValue naming `splits.<split>`)."""
         entry, key = dict(self.splits[split]), f"splits.{split}"
-        fmt = entry.pop("format", "lines")
+        fmt = str(entry.pop("format", "lines"))
         require(fmt in FORMATS, f"{key}.format", f"{fmt!r} is not one of {', '.join(FORMATS)}")
         if fmt in SYSTEM_FORMATS:
             try:
@@ -109,11 +109,11 @@ class CorpusConfig:
         require(isinstance(entry.get("file"), str), f"{key}.file", f"format {fmt} needs 'file: NAME'")
         if fmt == "tmx":
             require(not langs, key, "format tmx takes its languages from the file's xml:lang: name only 'file'")
-            return SplitSource(fmt, {"*": entry["file"]}, {})
+            return SplitSource(fmt, {"*": str(entry["file"])}, {})
         require(set(langs) == set(self.languages) and all(type(v) is int and v >= 0 for v in langs.values()), key,
                 f"format tsv needs the 0-based column of each language {list(self.languages)}, e.g. en: 0, de: 1")
         require(len(set(langs.values())) == 2, key, "the two languages need different columns")
-        return SplitSource(fmt, {"*": entry["file"]}, {lang: int(langs[lang]) for lang in self.languages})
+        return SplitSource(fmt, {"*": str(entry["file"])}, {lang: cast(int, langs[lang]) for lang in self.languages})
 
     def produced_files(self) -> list[str]:
         """Names of the files the download stage leaves in data/raw/."""

@@ -35,6 +35,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -151,13 +152,14 @@ def binarize_splits(vocabs: Vocabularies, vocab_dir: Path, tokens_dir: Path, out
             if result is None:  # the next side begins
                 if writer is not None:
                     writer.close()
-                split, side = item
+                split, side = cast(tuple[str, str], item)
                 stats[split][side] = side_stats = SideStats()
                 specials = SPECIAL_IDS[side]
                 writer = IndexedWriter(split_file(out_dir, split, langs[side]), dtype)
                 continue
             ids, lengths, shard_glue = result
             side_stats.add(ids, lengths, specials)
+            assert writer is not None
             writer.add(ids, lengths)
             if shard_glue is not None:
                 glue_shards.append(shard_glue)

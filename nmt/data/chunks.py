@@ -83,7 +83,7 @@ class Reservoir:
     a stream of at most `size` rows is kept whole, in order."""
 
     def __init__(self, size: int, seed: int) -> None:
-        self.size, self.seen, self.rows = size, 0, []
+        self.size, self.seen, self.rows = size, 0, list[tuple]()
         self._rng = random.Random(seed)
 
     def extend(self, columns: Sequence[list]) -> None:

@@ -184,7 +184,7 @@ class Cleaner:
 
     def rules(self) -> list[tuple[str, Rule]]:
         """(name, rule) of every rule switched on, cheapest first (the dedupe look-up comes last)."""
-        c, out = self.cfg, []
+        c, out = self.cfg, list[tuple[str, Rule]]()
         if c.same:
             out.append(("same text on both sides", same))
         if c.min_alpha > 0:
@@ -202,8 +202,9 @@ class Cleaner:
         if c.min_lexical > 0:
             if self.lexicon is None:
                 self.lexicon = _lexicon(Path(c.lexicon), self.langs)
+            lexicon = self.lexicon
             out.append((f"dictionary coverage under {c.min_lexical:g}",
-                        lambda a, b: self.lexicon.misaligned(a, b, c.min_lexical)))
+                        lambda a, b: lexicon.misaligned(a, b, c.min_lexical)))
         return out
 
     def _wrong_language(self, a: list[str], b: list[str]) -> Mask:

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from http.client import HTTPException
 from pathlib import Path
+from typing import IO
 
 from tqdm import tqdm
 
@@ -160,6 +161,7 @@ def _check_gzip(path: Path, name: str) -> None:
 def _extract(archive: Path, file: RemoteFile, tmp_dir: Path) -> dict[str, Path]:
     """Extract the configured members of a .tar(.gz/.bz2/.xz) or .zip archive into tmp_dir."""
     extracted: dict[str, Path] = {}
+    src: IO[bytes] | None
     try:
         if zipfile.is_zipfile(archive):
             with zipfile.ZipFile(archive) as zf:

@@ -126,6 +126,7 @@ class MixWriter:
         out[langs[1]].write("".join(f"{s}\n" for s in b))
 
     def run(self) -> None:
+        assert self.data.mix is not None
         sources = self.data.mix.sources
         if self.decon is not None and self.cfg.decontaminate.blind:  # source-only sets, indexed first
             self.gate.stats["blind"] = index_blind(self.decon, self.cfg.decontaminate.blind, self.langs)

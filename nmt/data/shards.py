@@ -191,7 +191,7 @@ def _on_dask(items: Iterable[T], address: str, factory: Callable[..., Callable[[
                              window=IN_FLIGHT_PER_WORKER * threads)
 
 
-def _in_order(items: Iterable[T], submit: Callable[[ShardJob], Future | _Done],
+def _in_order(items: Iterable[T], submit: Callable[[ShardJob], Any],
               window: int) -> Iterator[tuple[T, Any]]:
     pending: deque[tuple[T, Future | _Done | None]] = deque()
     for item in items:

@@ -19,7 +19,7 @@ import hashlib
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -120,6 +120,6 @@ class ShardWorker:
 
 
 def ordered_results(items: Iterable[T], settings: dict[str, Any], cache_root: Path | None,
-                    workers: int) -> Iterator[tuple[T, ShardResult | None]]:
+                    workers: int) -> Generator[tuple[T, ShardResult | None], None, None]:
     """`ordered_map` with a `ShardWorker`: shards tokenized, markers passed through with None."""
     yield from ordered_map(items, ShardWorker, (settings, None if cache_root is None else str(cache_root)), workers)

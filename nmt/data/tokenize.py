@@ -182,9 +182,11 @@ def _write(results: Iterator[tuple[ShardJob | _File, ShardResult | None]], out_d
                     out = open(out_dir / f"{item.name}{SUFFIX}", "wb")
                     bar.set_postfix_str(item.name)
                 elif isinstance(item, _File):
+                    assert out is not None
                     out.close()
                     _gate_file(gate, item.name, tallies[-1], cfg)
                 else:
+                    assert out is not None and result is not None
                     out.write(result.data)
                     tallies[-1].add(item, result)
                     bar.update(item.rows)

@@ -81,7 +81,7 @@ def pair_frame(lines: dict[str, list[str]]):
     (a, sa), (b, sb) = lines.items()
     df = pd.DataFrame({a: sa, b: sb}, dtype=object)  # object even when empty, for .str
     for lang in (a, b):
-        df[f"{lang}_words"] = df[lang].str.split().str.len()
+        df[f"{lang}_words"] = df[lang].str.split().str.len()  # type: ignore[misc]  # pandas-stubs: .str of lists
     wa, wb = df[f"{a}_words"] + 1, df[f"{b}_words"] + 1
     df["length_ratio"] = wa.where(wa > wb, wb) / wb.where(wa > wb, wa)
     df["pair"] = df[a] + "\t" + df[b]

@@ -28,7 +28,7 @@ from nmt.text.vocabularies import pad_batch
 
 def decoding_of(beam_size: int | None, alpha: float | None) -> Decoding:
     """The decoding settings a model file is used with: the evaluate section's defaults, or those given."""
-    given = {"beam_size": beam_size, "alpha": alpha}
+    given: dict[str, Any] = {"beam_size": beam_size, "alpha": alpha}
     return Decoding(**{k: v for k, v in given.items() if v is not None})
 
 

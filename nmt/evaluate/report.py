@@ -8,6 +8,7 @@ gates of the stages up to evaluate (`REPORT_GATES`), never a later stage's from 
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,7 @@ def page(title: str, body: str, assets: str) -> str:
             f"{body}\n</body>\n</html>\n")
 
 
-def table(header: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
+def table(header: list[str], rows: list[list[Any]], numeric: AbstractSet[int] = frozenset()) -> str:
     head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td class=\"num\">{escape(str(c))}</td>" if i in numeric else f"<td>{c}</td>"
                                     for i, c in enumerate(row)) + "</tr>\n" for row in rows)

@@ -93,8 +93,9 @@ def translate_test_set(translator: Translator, cfg: EvaluateConfig, name: str, d
     hyp_tokens = output_tokens(make_tokenizer(tgt_lang, bool(translator.text_settings.get("lowercase"))), hypotheses)
     scores = corpus_scores(hypotheses, references, hyp_tokens, ref_tokens)
     sent = sentence_bleu(hypotheses, references)
-    rows = [{"test_set": name, "line": i + 1, "bleu": b, "source": s, "reference": r, "hypothesis": h}
-            for i, (b, s, r, h) in enumerate(zip(sent, sources, references, hypotheses))]
+    rows: list[dict[str, Any]] = [
+        {"test_set": name, "line": i + 1, "bleu": b, "source": s, "reference": r, "hypothesis": h}
+        for i, (b, s, r, h) in enumerate(zip(sent, sources, references, hypotheses))]
 
     metrics = {"sacrebleu": scores.sacrebleu, "chrf": scores.chrf, "nltk_bleu": scores.nltk_bleu,
                "sentences": scores.sentences, "length_ratio": scores.length_ratio, "unk_rate": scores.unk_rate,

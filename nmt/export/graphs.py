@@ -126,7 +126,7 @@ def export_graphs(model: Transformer, out_dir: Path, opset: int) -> dict[str, Pa
     cross = ({0: sents, 3: src_len}, {0: sents, 2: src_len}) * L
     past = ({0: earlier, 3: cache_len}, {0: earlier, 2: cache_len}) * L
     enc_in, dec_in = sample_inputs(model)
-    specs = {
+    specs: dict[str, tuple[torch.nn.Module, Any, dict[str, Any]]] = {
         ENCODER: (Encoder(model), enc_in, {"src": {0: sents, 1: src_len}}),
         DECODER_STEP: (DecoderStep(model, own_output_weight=True), dec_in,
                        {"tokens": {0: sents, 1: beam}, "rows": {0: sents, 1: beam},

@@ -135,7 +135,7 @@ def export_stage(cfg: ExportConfig, decoding: Decoding, paths: ExportPaths,
         if paths.corpus_report is not None:
             card["data"] = corpus_card(paths.corpus_report)
         write_card(tmp, card)
-        opts = {"device": "cpu", "threads": cfg.threads, "batch_size": cfg.batch_size}
+        opts: dict[str, Any] = {"device": "cpu", "threads": cfg.threads, "batch_size": cfg.batch_size}
         onnx = OnnxTranslator.from_dir(tmp, **opts)  # as a consumer loads it: files verified
         log.info("parity on %d %s sentences", len(parity_lines), cfg.parity_split)
         par = export_checks.parity(translator.model, onnx, parity_lines, cfg.logits_steps, cfg.batch_size)

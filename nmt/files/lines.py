@@ -12,7 +12,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from nmt.errors import DataError
 from nmt.files.atomic import atomic_open
@@ -33,7 +33,7 @@ def open_raw(path: Path) -> Iterator[BinaryIO]:
     path = Path(path)
     try:
         with (gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")) as fh:
-            yield fh
+            yield cast(BinaryIO, fh)
     except FileNotFoundError:
         raise DataError(f"{path}: file not found (run the previous stage first, e.g. `dvc repro`)") from None
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:

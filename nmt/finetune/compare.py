@@ -60,12 +60,12 @@ def read_metrics(reports: Path) -> dict[str, dict[str, Any]]:
 
 
 def changed_sentences(sources: list[str], refs: list[str], before: list[str], after: list[str],
-                      most: int = CHANGED) -> dict[str, list[dict[str, Any]]]:
+                      most: int = CHANGED) -> dict[str, Any]:
     """The `most` sentences whose sentence BLEU against the reference rose most, and fell most."""
     from sacrebleu.metrics import BLEU
 
     bleu = BLEU(effective_order=True)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i, (src, ref, old, new) in enumerate(zip(sources, refs, before, after, strict=True)):
         if old != new:
             old_s, new_s = bleu.sentence_score(old, [ref]).score, bleu.sentence_score(new, [ref]).score
@@ -142,7 +142,7 @@ def compare_stage(ft: FinetuneConfig, data: DataConfig, paths: ComparePaths) -> 
         if len({len(r) for r in read}) != 1:
             raise DataError(f"{name}: {len(read[0])} sources, {len(read[1])} references, {len(read[2])} and "
                             f"{len(read[3])} translations; re-run both evaluate stages")
-        changes[name] = changed_sentences(*read)
+        changes[name] = changed_sentences(read[0], read[1], read[2], read[3])
     gate.stats.update(sets=rows)
     gate.finish(paths.gates)
     with staged_dir(paths.out) as tmp:

@@ -14,7 +14,7 @@ import logging
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -99,7 +99,7 @@ class Deadline(GracefulStop):
         self._signalled, self.expired = False, False
         self._end = None if minutes is None else time.monotonic() + 60.0 * minutes
 
-    @property  # type: ignore[override]
+    @property
     def requested(self) -> bool:
         if not self._signalled and self._end is not None and time.monotonic() >= self._end:
             self.expired = True
@@ -124,7 +124,7 @@ def open_data(parent: Parent, ft: FinetuneConfig, cfg: TrainConfig, vocab_dir: P
     if ft.replay > 0 and replay_bin is None:
         raise ConfigError(f"finetune.replay is {ft.replay:g} but no parent training data was given; pass --replay "
                           "(the parent's data/bin) or set finetune.replay: 0")
-    replay = open_split(replay_bin, "train", vocabs).within(cfg.max_len) if ft.replay > 0 else None
+    replay = open_split(cast(Path, replay_bin), "train", vocabs).within(cfg.max_len) if ft.replay > 0 else None
     return vocabs, Data(open_split(bin_dir, "train", vocabs).within(cfg.max_len), replay,
                         open_split(bin_dir, "val", vocabs))
 

@@ -27,6 +27,7 @@ def epoch_mix(new: PairArrays, parent: PairArrays | None, share: float, seed: in
     want = replay_count(len(new), share) if parent is not None else 0
     if want == 0:
         return new
+    assert parent is not None
     rng = np.random.default_rng([seed, epoch, 0x5EED])
     picked = np.sort(rng.choice(len(parent), size=min(want, len(parent)), replace=False))
     return concat([new, parent.select(picked)])
@@ -40,4 +41,4 @@ def concat(parts: list[PairArrays]) -> PairArrays:
         lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
         ids = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=int(lengths.sum()))
         sides += [ids, np.concatenate([[0], np.cumsum(lengths)])]
-    return PairArrays(*sides)
+    return PairArrays(sides[0], sides[1], sides[2], sides[3])

@@ -73,7 +73,8 @@ def resume(ckpts: checkpoint.CheckpointDir, record: dict[str, Any], run: Run) ->
             log.warning("%s: trained from another parent or with other fine-tune code; starting over", ckpts.root)
             found = []
     if not found:
-        return _start(ckpts, record)
+        _start(ckpts, record)
+        return None
     for latest in found:
         try:
             state = checkpoint.load(latest)
@@ -82,11 +83,13 @@ def resume(ckpts: checkpoint.CheckpointDir, record: dict[str, Any], run: Run) ->
             log.warning("%s; resuming from the checkpoint before it", exc)
             latest.unlink(missing_ok=True)
     else:
-        return _start(ckpts, record)
+        _start(ckpts, record)
+        return None
     conflict = resume_conflict(state, run.model_cfg, run.cfg, run.vocabs)
     if conflict is not None:
         log.warning("not resuming from %s: %s; starting over", latest, conflict)
-        return _start(ckpts, record)
+        _start(ckpts, record)
+        return None
     return restore(state, latest, run.model, run.optimizer, run.scheduler)
 
 

@@ -46,7 +46,7 @@ def save(path: Path, state: dict[str, Any]) -> None:
 _PASS_INSTEAD = "pass a model file written by the train stage (models/model.pt) or an ONNX package folder (models/onnx)"
 
 
-def load(path: Path) -> dict[str, Any]:
+def load(path: Path | str) -> dict[str, Any]:
     """A checkpoint or model file, loaded without running any code (`weights_only=True`)."""
     path = Path(path)
     if path.is_dir():

@@ -10,8 +10,9 @@ source embedding) as in 3.4. Search decodes one position at a time with a key/va
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import cast
 
 import torch
 from torch import Tensor, nn
@@ -32,6 +33,7 @@ __all__ = ["ModelConfig", "Transformer", "build_model", "padding_mask"]
 
 
 class Transformer(nn.Module):
+    pe: Tensor  # the buffer register_buffer adds
     def __init__(self, cfg: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> None:
         super().__init__()
         self.cfg = cfg
@@ -40,8 +42,8 @@ class Transformer(nn.Module):
                           else nn.Embedding(tgt_vocab_size, cfg.d_model, padding_idx=PAD_ID))
         self.register_buffer("pe", sinusoidal_table(cfg.max_len, cfg.d_model), persistent=False)
         self.drop = Dropout(cfg.dropout)
-        self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_layers))
-        self.decoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_layers))
+        self.encoder = cast(Sequence[EncoderLayer], nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_layers)))
+        self.decoder = cast(Sequence[DecoderLayer], nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_layers)))
         # pre-norm leaves the residual stream un-normalised: one final LayerNorm per stack
         self.enc_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
         self.dec_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
@@ -104,9 +106,9 @@ class Transformer(nn.Module):
         finally:
             for m in modules:
                 m.capture = False
-            weights["encoder"] = [layer.self_attn.weights for layer in self.encoder]
-            weights["decoder_self"] = [layer.self_attn.weights for layer in self.decoder]
-            weights["cross"] = [layer.cross_attn.weights for layer in self.decoder]
+            weights["encoder"] = [cast(Tensor, layer.self_attn.weights) for layer in self.encoder]
+            weights["decoder_self"] = [cast(Tensor, layer.self_attn.weights) for layer in self.decoder]
+            weights["cross"] = [cast(Tensor, layer.cross_attn.weights) for layer in self.decoder]
             for m in modules:
                 m.weights = None
 

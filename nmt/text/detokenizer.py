@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from collections.abc import Set as AbstractSet
+from typing import Any, cast
 
 PAIR = "\n"  # joins a token pair into one counter key: no token holds a newline (they come from lines)
 
 
 class Detokenizer:
     def __init__(self, glue_pairs: set[tuple[str, str]], space_pairs: set[tuple[str, str]],
-                 glue_before: set[str], glue_after: set[str], paired: set[str] = frozenset()) -> None:
+                 glue_before: set[str], glue_after: set[str], paired: AbstractSet[str] = frozenset()) -> None:
         self.glue_pairs, self.space_pairs = glue_pairs, space_pairs  # pair-level decisions
         self.glue_before, self.glue_after = glue_before, glue_after  # token-level fallbacks
         self.paired = set(paired)  # quote-like tokens: opening (odd) / closing (even) occurrences
@@ -119,12 +120,13 @@ class GlueCounts:
     def learn(self, min_count: int = 2) -> Detokenizer:
         """The detokenizer these counts teach (module docstring)."""
         pair_glued = self.pair_glued
-        pair_total = {tuple(key.split(PAIR)): (n, pair_glued[key]) for key, n in self.pair_total.items()}
+        pair_total = {cast(tuple[str, str], tuple(key.split(PAIR))): (n, pair_glued[key])
+                      for key, n in self.pair_total.items()}
         paired = {t for t, n in self.even.items() if n >= min_count and self.even_glued[t] * 2 > n
                   and self.odd_glued[t] * 2 > self.odd[t] and self.odd_glued_left[t] * 2 < self.odd[t]}
 
         def majority(position: int, skip: set[str]) -> set[str]:
-            total, glued = Counter(), Counter()
+            total, glued = Counter[str](), Counter[str]()
             for pair, (n, n_glued) in pair_total.items():
                 if pair[1 - position] not in skip:  # the other side must not explain the glue
                     total[pair[position]] += n
@@ -135,7 +137,7 @@ class GlueCounts:
         glue_after = majority(0, glue_before)  # "(": glued to whatever follows
         glue_before = majority(1, glue_after)
         fallback = Detokenizer(set(), set(), glue_before, glue_after)
-        glue_pairs, space_pairs = set(), set()
+        glue_pairs, space_pairs = set[tuple[str, str]](), set[tuple[str, str]]()
         for pair, (n, n_glued) in pair_total.items():
             if n < min_count:
                 continue

@@ -115,7 +115,7 @@ def load_vocabularies(vocab_dir: Path, direction: str | None = None) -> Vocabula
     return Vocabularies(src, tgt, bpe, manifest).toward(direction)
 
 
-def pad_batch(rows: Sequence[Sequence[int]], length: int | None = None) -> np.ndarray:
+def pad_batch(rows: Sequence[Sequence[int] | np.ndarray], length: int | None = None) -> np.ndarray:
     """Right-pad id lists with <pad> into a (B, S) int64 array; S = `length` (default: the longest row)."""
     out = np.full((len(rows), max(max(len(r) for r in rows), length or 0)), PAD_ID, dtype=np.int64)
     for i, r in enumerate(rows):

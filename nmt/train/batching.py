@@ -20,7 +20,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import torch
@@ -79,6 +79,8 @@ def load_training_data(cfg: TrainConfig, vocabs: Vocabularies, tokens_dir: Path,
     """Train and val pairs memory-mapped from `bin_dir` (data/bin), the max_len filter applied on the
     lengths; without one, numericalised from `tokens_dir` (the same ids, held as lists). The
     training tokens are read only for BPE-dropout."""
+    train: Pairs
+    val: Pairs
     if bin_dir is not None:
         train, val = open_split(bin_dir, "train", vocabs).within(cfg.max_len), open_split(bin_dir, "val", vocabs)
     else:
@@ -91,7 +93,8 @@ def lengths(pairs: Pairs) -> tuple[np.ndarray, np.ndarray]:
     """(source lengths, target lengths) as int64 arrays: a `PairArrays`' own, or counted from lists."""
     if isinstance(pairs, PairArrays):
         return pairs.src_lens, pairs.tgt_lens
-    return tuple(np.fromiter((len(p[side]) for p in pairs), dtype=np.int64, count=len(pairs)) for side in (0, 1))
+    src, tgt = (np.fromiter((len(p[side]) for p in pairs), dtype=np.int64, count=len(pairs)) for side in (0, 1))
+    return src, tgt
 
 
 def length_batches(src_lens: np.ndarray, tgt_lens: np.ndarray, max_tokens: int, seed: int,
@@ -122,7 +125,7 @@ def make_batches(pairs: Pairs, max_tokens: int, seed: int, epoch: int) -> list[l
     return [b.tolist() for b in length_batches(*lengths(pairs), max_tokens, seed, epoch)]
 
 
-def padding_waste(pairs: Pairs, batches: Sequence[Sequence[int]]) -> float:
+def padding_waste(pairs: Pairs, batches: Sequence[Sequence[int] | np.ndarray]) -> float:
     """Share of source + target positions in `batches` that are padding."""
     if not batches:
         return 1.0  # as 1 - 0 / max(0, 1) always was
@@ -135,7 +138,10 @@ def padding_waste(pairs: Pairs, batches: Sequence[Sequence[int]]) -> float:
     return 1.0 - int(src.sum() + tgt.sum()) / max(padded, 1)
 
 
-def shard(batches: list[list[int]], rank: int, world: int) -> list[list[int]]:
+B = TypeVar("B")  # a batch: a list or an array of indices
+
+
+def shard(batches: list[B], rank: int, world: int) -> list[B]:
     """This rank's batches; every rank gets the same number (the remainder is dropped)."""
     usable = len(batches) - len(batches) % world
     return batches[rank:usable:world]
@@ -161,7 +167,7 @@ class Batch:
         return int((self.tgt_out != PAD_ID).sum())
 
 
-def collate(pairs: Pairs, indices: Sequence[int], multiple: int = 1) -> Batch:
+def collate(pairs: Pairs, indices: Sequence[int] | np.ndarray, multiple: int = 1) -> Batch:
     """The pairs at `indices` as a padded batch (the only ids of the split copied out of it); the
     source length and the decoder's length padded up to a multiple of `multiple` (train.pad_multiple)."""
     rows = [pairs[i] for i in indices]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import torch
@@ -115,7 +115,8 @@ def setup(model_cfg: ModelConfig, cfg: TrainConfig, vocab_dir: Path, tokens_dir:
     prog = _resume(ckpts, model_cfg, cfg, vocabs, model, optimizer, scheduler, info)
     net: torch.nn.Module = DistributedDataParallel(model) if info.enabled else model
     if cfg.compile:
-        net = torch.compile(net, mode=None if cfg.compile_mode == "default" else cfg.compile_mode)
+        mode = None if cfg.compile_mode == "default" else cfg.compile_mode
+        net = cast(torch.nn.Module, torch.compile(net, mode=mode))
     run = Run(model_cfg=model_cfg, cfg=cfg, vocabs=vocabs, token_pairs=data.tokens, train_pairs=data.train,
               val_pairs=data.val, model=model, net=net, criterion=criterion, optimizer=optimizer,
               scheduler=scheduler, ckpts=ckpts, device=device, info=info, bf16=use_bf16(cfg.precision, device),
@@ -238,8 +239,9 @@ def run_epoch(run: Run, prog: Progress, epoch: Epoch, stop: GracefulStop) -> flo
             last = check_losses(run, prog, pending)
             pending.clear()
         if logs:
-            record = {"step": prog.step, "train_loss": last.loss / max(last.n_tokens, 1),
-                      "lr": run.scheduler.get_last_lr()[0], "tokens_per_s": seen / (time.perf_counter() - started)}
+            record = {"step": prog.step, "train_loss": float(last.loss) / max(last.n_tokens, 1),
+                      "lr": float(run.scheduler.get_last_lr()[0]),
+                      "tokens_per_s": seen / (time.perf_counter() - started)}
             prog.history.append(record)
             bar.set_postfix(loss=f"{record['train_loss']:.3f}", lr=f"{record['lr']:.2e}",
                             tok_s=f"{record['tokens_per_s']:.0f}")

@@ -65,7 +65,7 @@ class _SmoothedKL(torch.autograd.Function):
         return kl
 
     @staticmethod
-    def backward(ctx, grad_kl: Tensor):  # type: ignore[override]
+    def backward(ctx, grad_kl: Tensor):
         (grad,) = ctx.saved_tensors
         return grad.mul_(grad_kl[:, None]), None, None, None, None, None
 
@@ -87,6 +87,7 @@ class _ProjectedSmoothedKL(torch.autograd.Function):
                 mask = keep[start:start + chunk]
                 total += torch.where(mask, kl, 0.0).sum()
                 if g is not None:
+                    assert grad_h is not None and grad_w is not None
                     g = g.mul_(mask[:, None]).to(dtype)  # (C, V): <pad> rows give nothing
                     grad_h[start:start + chunk] = g @ w
                     grad_w += (g.T @ h).float()
@@ -95,7 +96,7 @@ class _ProjectedSmoothedKL(torch.autograd.Function):
         return total
 
     @staticmethod
-    def backward(ctx, grad_total: Tensor):  # type: ignore[override]
+    def backward(ctx, grad_total: Tensor):
         grad_h, grad_w = ctx.saved_tensors
         return ((grad_h * grad_total).to(ctx.dtypes[0]), (grad_w * grad_total).to(ctx.dtypes[1]),
                 None, None, None, None, None, None)

@@ -6,7 +6,9 @@ cheap signal for early stopping; the evaluate stage reports the comparable numbe
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import torch
 
@@ -46,7 +48,7 @@ def greedy_bleu(model: Transformer, pairs: Pairs, vocabs: Vocabularies, device: 
         b = collate(chunk, list(range(len(chunk))))
         for out, (_, tgt) in zip(greedy(model, b.src.to(device)), chunk):
             hyps.append(" ".join(vocabs.output_tokens(out)))
-            refs.append(" ".join(vocabs.output_tokens(int(i) for i in tgt)))
+            refs.append(" ".join(vocabs.output_tokens(int(i) for i in cast(Sequence[int], tgt))))
     return sacrebleu.corpus_bleu(hyps, [refs], tokenize="none", force=True).score  # tokenized on purpose
 
 

@@ -16,6 +16,7 @@ import itertools
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 
@@ -51,7 +52,7 @@ class PairArrays:
             ids = np.fromiter(itertools.chain.from_iterable(p[side] for p in pairs), dtype=np.int64,
                               count=int(lengths.sum()))
             sides += [ids, np.concatenate([[0], np.cumsum(lengths)])]
-        return cls(*sides)
+        return cls(sides[0], sides[1], sides[2], sides[3])
 
     def __len__(self) -> int:
         return len(self.src_lens)
@@ -61,6 +62,10 @@ class PairArrays:
         """True when the ids are memory-mapped files (data/bin), not arrays in memory."""
         return isinstance(self._src, np.memmap) or isinstance(self._tgt, np.memmap)
 
+    @overload
+    def __getitem__(self, i: int) -> tuple[np.ndarray, np.ndarray]: ...
+    @overload
+    def __getitem__(self, i: slice) -> PairArrays: ...
     def __getitem__(self, i: int | slice) -> tuple[np.ndarray, np.ndarray] | PairArrays:
         """Pair i's (source ids, target ids) as views of the arrays; a slice: a view of those pairs."""
         if isinstance(i, slice):
@@ -74,7 +79,7 @@ class PairArrays:
 
     def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         for i in range(len(self)):
-            yield self[i]  # type: ignore[misc]
+            yield self[i]
 
     def select(self, indices: np.ndarray) -> PairArrays:
         """A view of the pairs at `indices` (of this view), in that order."""

@@ -83,6 +83,7 @@ def final_weights(model: Transformer, cfg: TrainConfig, ckpt_dir: checkpoint.Che
             log.warning("%s holds update %s, not the best (%d): using %s", best, state and state["step"], best_step,
                         own.name)
             state = checkpoint.load(own)
+        assert state is not None
         model.load_state_dict(state["model"])
         return f"best epoch checkpoint (update {state['step']})"
     return "weights at the end of training"

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 from contextlib import nullcontext
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import torch
+from torch.nn.parallel import DistributedDataParallel
 
 from nmt.errors import NmtError, TrainingDiverged
 from nmt.text.vocab import PAD_ID
@@ -81,7 +82,7 @@ def update(run: Run, group: list[Batch]) -> tuple[torch.Tensor, int]:
     loss_sum = torch.zeros((), dtype=torch.float32, device=device)
     for i, batch in enumerate(group):
         batch = batch.to(device)
-        sync = net.no_sync() if info.enabled and i < len(group) - 1 else nullcontext()
+        sync = cast(DistributedDataParallel, net).no_sync() if info.enabled and i < len(group) - 1 else nullcontext()
         with sync, torch.autocast(device.type, dtype=torch.bfloat16, enabled=run.bf16):
             kl_sum = loss(run, batch)
             (kl_sum / n_tokens).backward()
@@ -91,7 +92,7 @@ def update(run: Run, group: list[Batch]) -> tuple[torch.Tensor, int]:
         n_tokens = int(all_sum([float(n_tokens)], info, device)[0])
     bad = ~torch.isfinite(loss_sum)
     if run.optimizer.defaults.get("fused"):
-        run.optimizer.found_inf = bad.float()  # read by the fused kernel on the device
+        run.optimizer.found_inf = bad.float()  # type: ignore[attr-defined]  # read by the fused kernel on the device
     elif bad.item():
         run.optimizer.zero_grad(set_to_none=True)
         return loss_sum, n_tokens

@@ -21,6 +21,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 from nmt.errors import NmtError
 from nmt.translate.spans import PROTECTED
@@ -201,7 +202,7 @@ class Glossary:
         candidates = []  # (-length, start, layer, end, term, first word, words)
         for i in range(len(found)):
             for rank, layer in enumerate(self.layers):
-                words, node = tokens[0] if layer.exact else tokens[1], layer.trie
+                words, node = tokens[0] if layer.exact else tokens[1], cast(Any, layer.trie)
                 for j in range(i, len(found)):
                     node = node.get(words[j])
                     if node is None:

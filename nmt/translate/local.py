@@ -58,7 +58,7 @@ class LocalTranslator:
         """Each text's translation in its layout, with `alternatives` others and its confidence."""
         return self._texts(list(texts), alternatives=alternatives)
 
-    def lines(self, lines: Sequence[str], progress: Callable[[int], None] | None = None) -> Iterator[str]:
+    def lines(self, lines: Sequence[str], progress: Callable[[int], object] | None = None) -> Iterator[str]:
         """One translation per line of a file, each line a text, exactly as `nmt translate` writes them
         (sentences, spans, the glossary, the loop guard), `WINDOW` lines at a time, in order."""
         return in_windows(lambda window: self.translate(window).texts, lines, progress)

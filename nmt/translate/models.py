@@ -85,7 +85,8 @@ class Model:
         sessions shared (ONNX Runtime sessions, CTranslate2 and torch in eval mode are thread-safe)."""
         tokenize = make_tokenizer(self.tokenizer["src_lang"], self.tokenizer["lowercase"])
         if self.kind == "onnx":
-            return dataclasses.replace(self.translator, model=copy.copy(self.translator.model), tokenize=tokenize)
+            onnx: Any = self.translator
+            return dataclasses.replace(onnx, model=copy.copy(onnx.model), tokenize=tokenize)
         return dataclasses.replace(self.translator, tokenize=tokenize)
 
     def describe(self) -> dict[str, Any]:
@@ -125,7 +126,7 @@ def open_model(path: Path, options: ModelOptions = ModelOptions(), generation: i
     if kind == "pt":
         return _open_model_file(path, options, generation)
     card_bytes = _read_card(path)  # read once: the card the translator verifies the files against is this one
-    decoding = {"beam_size": options.beam_size, "alpha": options.alpha}
+    decoding: dict[str, Any] = {"beam_size": options.beam_size, "alpha": options.alpha}
     if kind == "onnx":
         from nmt.runtime.translator import OnnxTranslator
 

@@ -37,7 +37,7 @@ def decode_in_batches(translator: LineTranslator, sentences: list[str], n: int,
 
 
 def in_windows(translate: Callable[[list[str]], list[str]], lines: Sequence[str],
-               progress: Callable[[int], None] | None = None) -> Iterator[str]:
+               progress: Callable[[int], object] | None = None) -> Iterator[str]:
     """`translate` (texts -> their translations) over `lines`, `WINDOW` at a time, in order; `progress(n)`
     after each window with its lines that have text."""
     for start in range(0, len(lines), WINDOW):
@@ -47,7 +47,7 @@ def in_windows(translate: Callable[[list[str]], list[str]], lines: Sequence[str]
             progress(sum(1 for x in window if x.strip()))
 
 
-def translate_lines(translator: LineTranslator, lines: Sequence[str], progress: Callable[[int], None] | None = None,
+def translate_lines(translator: LineTranslator, lines: Sequence[str], progress: Callable[[int], object] | None = None,
                     split: Split | None = None) -> Iterator[str]:
     """One translation per line, each line a text in the translator's source language, `WINDOW` lines
     at a time, in order (`in_windows`)."""

@@ -51,8 +51,8 @@ class HeadDeadlineProtocol(H11Protocol):
         self._head_deadline = self.loop.call_later(self.head_timeout_s, self._head_timed_out)
 
     def _disarm(self) -> None:
-        if getattr(self, "_head_deadline", None) is not None:
-            self._head_deadline.cancel()
+        if (deadline := getattr(self, "_head_deadline", None)) is not None:
+            deadline.cancel()
             self._head_deadline = None
 
     def _head_timed_out(self) -> None:

@@ -95,6 +95,7 @@ async def _translate_file(request: Request, state: ServeState) -> Response:
     cfg, deadline = state.config, deadline_of(state)
     body = await read_body(request, cfg.max_file_bytes + 65536, cfg.body_timeout_s)
     found, upload = await _upload(request, body)
+    assert upload.filename  # _upload refused a file without a name
     key = api_key(found)
     state.keys.check(key, 0, time.monotonic())  # 403 / 429 before any work on the document
     for name in ("source", "target"):

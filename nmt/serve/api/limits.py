@@ -19,6 +19,7 @@ import math
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from nmt.errors import DataError
 from nmt.serve.api.protocol import HttpError
@@ -79,7 +80,7 @@ class KeyCheck:
                                  "per request: split it", "rate_limited")
         if not limits.requests_per_minute:
             return
-        recent = self.recent.setdefault(key, deque())
+        recent = self.recent.setdefault(cast(str, key), deque())
         while recent and now - recent[0] >= WINDOW_S:
             recent.popleft()
         if len(recent) >= limits.requests_per_minute:

@@ -124,9 +124,9 @@ class DrainingServer(uvicorn.Server):
         self.drain_task: asyncio.Task | None = None
 
     async def serve(self, sockets: list[socket.socket] | None = None) -> None:
-        self.loop = asyncio.get_running_loop()
+        self.loop = loop = asyncio.get_running_loop()
         if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGHUP"):
-            self.loop.add_signal_handler(signal.SIGHUP, lambda: self.loop.create_task(self._reload()))
+            self.loop.add_signal_handler(signal.SIGHUP, lambda: loop.create_task(self._reload()))
         await super().serve(sockets)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
@@ -173,7 +173,7 @@ def uvicorn_config(state: ServeState) -> uvicorn.Config:
     cfg = state.config
     return uvicorn.Config(build_app(state), log_config=None, access_log=False, lifespan="on", loop="asyncio",
                           timeout_graceful_shutdown=5, server_header=False, limit_concurrency=cfg.max_connections,
-                          http=with_deadline(cfg.header_timeout_s), timeout_keep_alive=cfg.idle_timeout_s)
+                          http=with_deadline(cfg.header_timeout_s), timeout_keep_alive=cfg.idle_timeout_s)  # type: ignore[arg-type]  # a float works: uvicorn passes it to call_later
 
 
 def serve(config: ServeConfig) -> None:

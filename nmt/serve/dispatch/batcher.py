@@ -218,7 +218,7 @@ class Batcher:
 
     def _pop_oldest(self, limit: int) -> list[Item]:
         """Up to `limit` of the oldest sentences of the oldest one's engine; the others keep their places."""
-        engine, batch, others = self.queue[0].engine, [], []
+        engine, batch, others = self.queue[0].engine, list[Item](), list[Item]()
         while self.queue and len(batch) < limit:
             item = self.queue.popleft()
             (batch if item.engine is engine else others).append(item)
@@ -251,8 +251,8 @@ class Batcher:
             self.metrics.dropped.inc(len(batch) - len(live))
         stale = [item for item in live if not item.job.started and now - item.queued_at > self.queue_timeout_s]
         if stale:
-            error = Stale(f"waited longer than --queue-timeout ({self.queue_timeout_s:g} s) in the queue; the server "
-                          "is overloaded, retry later", retry_after=self.retry_after())
+            error: Refused = Stale(f"waited longer than --queue-timeout ({self.queue_timeout_s:g} s) in the queue; "
+                                   "the server is overloaded, retry later", retry_after=self.retry_after())
             self._call(self._deliver, stale, [error] * len(stale))
             live = [item for item in live if item not in stale]
         if not live:

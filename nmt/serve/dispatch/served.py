@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
+from typing import Any
 
 from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError, NmtError
@@ -49,7 +50,7 @@ class Served:
 
     def __init__(self, model: Model, *, int8: bool, threads: int, decoders: int, max_batch: int) -> None:
         self.current = model
-        self.options = {"int8": int8, "threads": threads, "decoders": decoders, "max_batch": max_batch}
+        self.options: dict[str, Any] = {"int8": int8, "threads": threads, "decoders": decoders, "max_batch": max_batch}
         self._reloading = threading.Lock()
         # each inference thread's translator, by thread: dropped at a reload, so a thread idle since
         # holds no old session (its next batch makes one for the new model)

@@ -42,8 +42,8 @@ def forced_log_probs(backend: Backend, sources: Sequence[Sequence[int]], target:
     outside a row's best two gets the second best's log-probability (an upper bound)."""
     width = max(map(len, sources))
     src = np.full((len(sources), width), PAD_ID, dtype=np.int64)
-    for i, ids in enumerate(sources):
-        src[i, :len(ids)] = ids
+    for i, row in enumerate(sources):
+        src[i, :len(row)] = row
     backend.encode(src)
     b = len(sources)
     out = np.zeros((b, len(target)), dtype=np.float64)

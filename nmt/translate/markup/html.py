@@ -217,7 +217,7 @@ def _units(flow: list[Item], budget: UnitBudget | None = None) -> list[str | tup
         if c > start:
             segment = _segment(flow[start:c], partner, start)
             if budget is not None and len(segment) == 3:
-                budget.add(segment[1][0].text)  # type: ignore[index]
+                budget.add(segment[1][0].text)  # type: ignore[union-attr]
             out += segment
         if c < len(flow):
             out.append(flow[c].raw)

@@ -25,6 +25,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from nmt.translate.spans import PLACEHOLDER, PROTECTED, mask
 
@@ -83,7 +84,7 @@ def _around_word(items: list[str | int], o: int, c: int, at: int, after: bool) -
     left, right = "".join(items[a:at]), "".join(items[at:b])  # type: ignore[arg-type]
     word_after, word_before = re.match(r"\s*\S+", right), re.search(r"\S+\s*$", left)
     if word_after and (after or not word_before):
-        done = [left, o, word_after.group(0), c, right[word_after.end():]]
+        done: list[str | int] = [left, o, word_after.group(0), c, right[word_after.end():]]
     elif word_before:
         done = [left[:word_before.start()], o, word_before.group(0), c, right]
     else:
@@ -164,7 +165,7 @@ class Unit:
             at = min(at, moved + 1) if at > moved else at
             moved = _around_word(kept, o, self.slots[o].partner, at, after)  # type: ignore[arg-type]
         whole = [o for o in broken if o not in anchors]  # neither half left: around the whole unit
-        items = _merge([*whole, *kept, *(self.slots[o].partner for o in reversed(whole))])  # type: ignore[misc]
+        items = _merge([*whole, *kept, *(self.slots[o].partner for o in reversed(whole))])  # type: ignore[list-item]
         present = {i for i in items if isinstance(i, int)}
         for k, slot in enumerate(self.slots):
             if k not in present and slot.kind in (ATOM, SPAN):
@@ -239,7 +240,7 @@ def build_unit(pieces: Sequence[str | Tag]) -> Unit:
             glue_after = after is not None and not (isinstance(after, str) and after[0].isspace())
             partner = None if item.partner is None else slot_of[item.partner]
             seq[k] = Slot(item.kind, item.out, partner, glue_before, glue_after)
-            slots.append(seq[k])
+            slots.append(cast(Slot, seq[k]))
     where = [k for k, item in enumerate(seq) if isinstance(item, Slot)]
     for k, slot in enumerate(slots):
         if slot.kind == OPEN and slot.partner is not None:  # `all` stops at the first slot or word inside

@@ -21,7 +21,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from nmt import ranking
 from nmt.translate.markup.inline import ATOM, CLOSE, LETTER, OPEN, Tag, Unit, build_unit
@@ -108,7 +108,7 @@ class Segment:
         if self.unit is None or translation is None:
             return [(b.container, _run(b.rpr, b.child)) for b in self.bits]
         assert self.stretch is not None
-        out, open_ = [], []
+        out, open_ = [], list[int]()
         for piece in self.unit.pieces(translation):
             if isinstance(piece, str):
                 bit = self.stretch[self.unit.slots[open_[-1]].out] if open_ else self.base
@@ -118,7 +118,7 @@ class Segment:
             if slot.kind == OPEN:
                 open_.append(piece)
             elif slot.kind == CLOSE:
-                open_.remove(slot.partner)
+                open_.remove(cast(int, slot.partner))
             else:
                 bit = self.stretch[slot.out]
                 holder = self.stretch[self.unit.slots[open_[-1]].out].container if open_ else None
@@ -189,6 +189,7 @@ class Paragraph:
                 for name, value in container.attrib.items():
                     held.set(name, value)
                 self.p.append(held)
+            assert held is not None
             held.append(run)
 
 
@@ -197,7 +198,7 @@ def _paragraph(p: Any) -> Paragraph | None:
     if bits is None:
         log.debug("a paragraph with fields, content controls or tracked changes is kept as it is")
         return None
-    segments, cuts, current = [], [], []
+    segments, cuts, current = [], [], list[Any]()
     for b in bits:
         if b.kind == "cut":
             segments.append(_segment(current))

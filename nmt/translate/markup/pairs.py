@@ -78,7 +78,7 @@ def plain_text(unit: Unit) -> tuple[str, list[PairRange]]:
     ranges = []
     for k, slot in enumerate(unit.slots):
         if slot.kind == OPEN and k in at and slot.partner in at:
-            start, end = at[k], at[slot.partner]  # type: ignore[index]
+            start, end = at[k], at[slot.partner]
             while start < end and text[start].isspace():
                 start += 1
             while end > start and text[end - 1].isspace():

@@ -18,6 +18,10 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 from nmt.translate.markup.formats.base import BadDocument, Budget, Document, DocumentTooLarge
 from nmt.translate.markup.inline import LETTER
@@ -89,7 +93,8 @@ class _XmlCount:
 
     def _drain(self) -> None:
         limits = self.budget.limits
-        for _, element in self.parser.read_events():
+        for _, event in self.parser.read_events():
+            element = cast("etree._Element", event)  # events=("end",): always an element
             self.elements[0] += 1
             if self.elements[0] > limits.max_xml_elements:
                 raise DocumentTooLarge(f"{self.name} has more than {limits.max_xml_elements} XML elements in its "
@@ -108,7 +113,7 @@ class _XmlCount:
                 self.types[key.lstrip("/")] = element.get("ContentType") or ""
             element.clear()
             while element.getprevious() is not None:
-                del element.getparent()[0]
+                del cast("etree._Element", element.getparent())[0]
 
 
 def _check_zip(name: str, data: bytes, budget: Budget) -> None:
