@@ -23,7 +23,8 @@ NOT_INSTALLED = {"lingua": "lingua-language-detector", "gcld3": "cld3-py", "fast
 
 
 # imported by files that another tool runs, which its users install themselves: not dependencies of ours
-RUN_BY_THEIR_OWN_TOOL = {"locust": "examples/locustfile.py is run by `locust -f`; Locust users have it installed"}
+RUN_BY_THEIR_OWN_TOOL = {"locust": "examples/locustfile.py is run by `locust -f`; Locust users have it installed",
+                         "_typeshed": "the type checker's own standard-library types, imported under TYPE_CHECKING"}
 
 
 def _declared(*extras: str) -> set[str]:
