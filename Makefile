@@ -56,11 +56,13 @@ graph: install
 	$(BIN)/python -m tools.graph
 
 repro: graph
+	$(BIN)/nmt check-params params.yaml
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro
 
 # The general configuration (docs/data.md): the pipeline on the mix of real corpora in general/params.yaml.
 # Offline, point NMT_DATA_MIRROR at a folder with one sub-folder per corpus (../shared/data).
 repro-general: graph
+	$(BIN)/nmt check-params general/params.yaml
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro general/dvc.yaml
 
 # The other language pairs (docs/pairs.md): each pair of pairs/<pair>.yaml, both its directions, through the
@@ -74,6 +76,7 @@ PAIR_TARGETS = $(if $(PAIR),$(foreach d,$(filter $(PAIR_RUNS),$(PAIR) $(lastword
 repro-pairs: graph
 	@test -z "$(PAIR)" || test -f pairs/$(PAIR).yaml || { echo "make repro-pairs: no pairs/$(PAIR).yaml; the pairs are: \
 	$$(ls pairs | sed -n 's/\.yaml$$//p' | grep -v '^dvc$$' | tr '\n' ' ')(docs/pairs.md: adding a pair)" >&2; exit 2; }
+	$(BIN)/nmt check-params $(if $(PAIR),pairs/$(PAIR).yaml,$(filter-out pairs/dvc.yaml,$(wildcard pairs/*.yaml)))
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro $(PAIR_TARGETS)
 
 # Fine-tunes (docs/training.md, Fine-tuning): each of finetune/dvc.yaml, a trained parent continued on the corpus
@@ -84,6 +87,7 @@ finetune: graph
 	@test -z "$(FINETUNE)" || grep -q "^      $(FINETUNE):$$" finetune/dvc.yaml || { echo "make finetune: no fine-tune \
 	$(FINETUNE) in finetune/dvc.yaml; they are: $$(sed -n '/^  parent:/,/^    do:/s/^      \([a-z0-9-]*\):$$/\1/p' \
 	finetune/dvc.yaml | tr '\n' ' ')" >&2; exit 2; }
+	$(BIN)/nmt check-params $(filter-out finetune/dvc.yaml,$(wildcard finetune/*.yaml))
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro $(if $(FINETUNE),finetune/dvc.yaml:compare@$(FINETUNE),finetune/dvc.yaml)
 
 # The blind sets (sources without references, $(BLIND)/README.md): each file translated with the general

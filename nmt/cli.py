@@ -51,6 +51,11 @@ STAGES: dict[str, tuple[str, str]] = {
     "profile": ("nmt.drift.stage", "the training data's profile, what the drift check compares traffic with "
                 "(params: profile)"),
 }
+# command -> (module with main(argv), one-line help): the tools beside the stages
+TOOLS: dict[str, tuple[str, str]] = {
+    "check-params": ("nmt.config.check", "check params files whole (every section, the rules across them) before "
+                     "a run"),
+}
 
 
 class ProgressLog:
@@ -213,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"nmt {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (_, help_) in STAGES.items():
+    for name, (_, help_) in (STAGES | TOOLS).items():
         sub.add_parser(name, help=help_, add_help=False)
     p = sub.add_parser("translate", help="translate text with a trained model (one sentence per line)",
                        description="Translate UTF-8 text, one text per line, with a model file written by the "
@@ -270,7 +275,7 @@ def run_stage(name: str, argv: list[str]) -> int:
     """Import the stage's module and run its `main`; a package missing in this install (torch,
     pandas, ...) is one line, as for every command."""
     module: list = []
-    status = run_reporting_errors(name, lambda: module.append(importlib.import_module(STAGES[name][0])))
+    status = run_reporting_errors(name, lambda: module.append(importlib.import_module((STAGES | TOOLS)[name][0])))
     return status or module[0].main(argv)
 
 
@@ -279,6 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, rest = build_parser().parse_known_args(argv)
     if args.command in STAGES:  # the stage parses its own options (and --help)
         return run_stage(args.command, rest + (["--verbose"] if args.verbose else []))
+    if args.command in TOOLS:
+        return run_stage(args.command, rest)
     if rest:
         build_parser().error(f"unrecognized arguments: {' '.join(rest)}")
     setup_logging(args.verbose)

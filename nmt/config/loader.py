@@ -13,6 +13,7 @@ which is re-raised here with the full key path.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import types
 import typing
 from collections import abc
@@ -183,7 +184,9 @@ class _Converter:
         unknown = sorted(set(value) - set(fields), key=str)  # YAML keys may be ints, bools or null
         if unknown:
             what = "key" if key else "section"
-            self.fail(_join(key, unknown[0]), f"unknown {what} (known {what}s: {', '.join(fields)})")
+            near = difflib.get_close_matches(str(unknown[0]), list(fields), n=1)
+            hint = f"did you mean {near[0]}? " if near else ""
+            self.fail(_join(key, unknown[0]), f"unknown {what} ({hint}known {what}s: {', '.join(fields)})")
         kwargs = {}
         for name, field in fields.items():
             if name in value:

@@ -3,6 +3,8 @@ required keys each give a ConfigError naming the file and the dotted key at faul
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from nmt.config.data import VocabConfig
@@ -182,7 +184,9 @@ def test_unknown_key_is_named_with_the_known_ones(tmp_path, dotted, section):
     set_key(params, dotted, 1)
     path = write_params(tmp_path, params)
     msg = load_error(path, section)
-    assert msg.startswith(f"{path}: {dotted}: unknown key (known keys: "), msg
+    assert re.match(rf"{re.escape(f'{path}: {dotted}')}: unknown key \((did you mean \w+\? )?known keys: ", msg), msg
+    if dotted in ("vocab.min_frequency", "validate.max_word", "profile.sentences"):  # a near key: named first
+        assert "did you mean" in msg, msg
 
 
 def test_unknown_keys_of_mixed_yaml_types_are_reported(tmp_path):
@@ -225,5 +229,5 @@ def test_unknown_section_is_named_with_the_known_ones(tmp_path):
     params["vocabb"] = params["vocab"]
     path = write_params(tmp_path, params)
     msg = load_error(path, "vocab")
-    assert msg.startswith(f"{path}: vocabb: unknown section (known sections: data, validate, tokenize, vocab, "
-                          "model, train, evaluate, export, profile, promote, drift)"), msg
+    assert msg.startswith(f"{path}: vocabb: unknown section (did you mean vocab? known sections: data, validate, "
+                          "tokenize, vocab, model, train, evaluate, export, profile, promote, drift)"), msg
