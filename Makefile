@@ -55,15 +55,21 @@ lock:
 graph: install
 	$(BIN)/python -m tools.graph
 
+# DVC through nmt/files/dvclock.py: every dvc.lock it may rewrite mended from its verified copy and saved, before
+# and after (a run killed while DVC writes a lock loses no entry; docs/pipeline.md: When a run dies)
+DVC_LOCKS := dvc.lock general/dvc.lock pairs/dvc.lock finetune/dvc.lock
+DVC = PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m nmt.files.dvclock $(foreach l,$(DVC_LOCKS),--lock $(l)) -- \
+	$(BIN)/dvc
+
 repro: graph
 	$(BIN)/nmt check-params params.yaml
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro
+	$(DVC) repro
 
 # The general configuration (docs/data.md): the pipeline on the mix of real corpora in general/params.yaml.
 # Offline, point NMT_DATA_MIRROR at a folder with one sub-folder per corpus (../shared/data).
 repro-general: graph
 	$(BIN)/nmt check-params general/params.yaml
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro general/dvc.yaml
+	$(DVC) repro general/dvc.yaml
 
 # The other language pairs (docs/pairs.md): each pair of pairs/<pair>.yaml, both its directions, through the
 # stages of pairs/dvc.yaml. PAIR=fr-en: that pair only (its data stages and both directions to the end).
@@ -77,7 +83,7 @@ repro-pairs: graph
 	@test -z "$(PAIR)" || test -f pairs/$(PAIR).yaml || { echo "make repro-pairs: no pairs/$(PAIR).yaml; the pairs are: \
 	$$(ls pairs | sed -n 's/\.yaml$$//p' | grep -v '^dvc$$' | tr '\n' ' ')(docs/pairs.md: adding a pair)" >&2; exit 2; }
 	$(BIN)/nmt check-params $(if $(PAIR),pairs/$(PAIR).yaml,$(filter-out pairs/dvc.yaml,$(wildcard pairs/*.yaml)))
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro $(PAIR_TARGETS)
+	$(DVC) repro $(PAIR_TARGETS)
 
 # Fine-tunes (docs/training.md, Fine-tuning): each of finetune/dvc.yaml, a trained parent continued on the corpus
 # of finetune/<data>.yaml and compared with it; DVC trains a parent that is not there yet first (the general
@@ -88,7 +94,7 @@ finetune: graph
 	$(FINETUNE) in finetune/dvc.yaml; they are: $$(sed -n '/^  parent:/,/^    do:/s/^      \([a-z0-9-]*\):$$/\1/p' \
 	finetune/dvc.yaml | tr '\n' ' ')" >&2; exit 2; }
 	$(BIN)/nmt check-params $(filter-out finetune/dvc.yaml,$(wildcard finetune/*.yaml))
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro $(if $(FINETUNE),finetune/dvc.yaml:compare@$(FINETUNE),finetune/dvc.yaml)
+	$(DVC) repro $(if $(FINETUNE),finetune/dvc.yaml:compare@$(FINETUNE),finetune/dvc.yaml)
 
 # The blind sets (sources without references, $(BLIND)/README.md): each file translated with the general
 # package of its direction into reports/blind/<name>.<target language>, one line out per line in.

@@ -1,11 +1,9 @@
 """The DVC side of the flow: the stages of `dvc.yaml`, params overrides, running `dvc`.
 
-`read_stages` reads dvc.yaml at run time, in file order (the order DVC writes its graph in).
-`run_dvc` streams a `dvc` command's output to a logger (its processes die with it; a timeout); `failure_message`
-turns a failed stage's output into the stage's own one-line message (`nmt STAGE: error: MSG` -> MSG).
-Params overrides are written into params.yaml, comments kept, like `dvc exp run -S`, and
-taken back after the run (`snapshot` / `restore`); `save_experiment` records a run as a DVC
-experiment (`dvc exp save`), so `dvc exp show` lists it and the registry can tag its commit.
+`read_stages`: dvc.yaml's stages in file order. `run_dvc`: a `dvc` command, its output to a logger (its processes
+die with it; a timeout; the locks mended: nmt/files/dvclock.py). `failure_message`: a failed stage's own line.
+Params overrides go into params.yaml, comments kept (like `dvc exp run -S`), taken back after the run (`snapshot`,
+`restore`); `save_experiment` records a run as a DVC experiment, which `dvc exp show` lists and the registry tags.
 """
 
 from __future__ import annotations
@@ -29,6 +27,7 @@ from typing import Any
 import yaml
 
 from flows.tools import dvc_command, git, tool_env
+from nmt.files import dvclock
 
 ROOT = Path(__file__).resolve().parents[1]
 _NMT_ERROR = re.compile(r"^nmt [\w-]+: error: (?P<msg>.+)$")
@@ -201,9 +200,8 @@ def run_files(project: Path, specs: Sequence[StageSpec]) -> list[str]:
 def save_experiment(project: Path, name: str, specs: Sequence[StageSpec],
                     logger: logging.Logger | logging.LoggerAdapter) -> str:
     """`dvc exp save -n NAME` of the workspace and the run's new files; returns the experiment's commit."""
-    args = ["exp", "save", "--force", "-n", name,
-            *(a for f in run_files(project, specs) for a in ("--include-untracked", f))]
-    code, lines = run_dvc(project, args, logger)
+    files = [a for f in run_files(project, specs) for a in ("--include-untracked", f)]
+    code, lines = run_dvc(project, ["exp", "save", "--force", "-n", name, *files], logger)
     if code != 0:
         raise PipelineError(f"dvc exp save failed: {failure_message(lines)}")
     baseline = _git(project, "rev-parse", "HEAD").strip()
@@ -241,6 +239,7 @@ def run_dvc(project: Path, args: Sequence[str], logger: logging.Logger | logging
     flows/tools.py); output to `logger`. Returns (exit code, last 400 lines). DVC runs in a process group of its own,
     killed once DVC has exited (no dead stage's leftovers hold the output); past `timeout_s` stopped like a cancel."""
     limit, name = stage_timeout_s() if timeout_s is None else timeout_s, " ".join(["dvc", *args])
+    dvclock.mend_all(project)  # a lock cut short by a run killed while DVC wrote it: mended from its copy
     logger.info("$ %s  (in %s)", name, project)
     tail: collections.deque[str] = collections.deque(maxlen=400)
     proc = subprocess.Popen(dvc_command(*args), cwd=project, env=tool_env(), text=True, stdout=subprocess.PIPE,
@@ -258,7 +257,9 @@ def run_dvc(project: Path, args: Sequence[str], logger: logging.Logger | logging
         tail.append(f"nmt flow: error: {name} timed out after {limit:g} s ({TIMEOUT_ENV}); stopped")
     finally:  # cancelled: SIGTERM lets training write a checkpoint; then what is left of the run (a stage's pool)
         _stop(proc, reader, STOP_GRACE_S if proc.poll() is None else 0)
+        dvclock.mend_all(project)
     return proc.returncode, list(tail)
+
 
 
 def _read(stream: Any, tail: collections.deque[str], logger: logging.Logger | logging.LoggerAdapter) -> None:
