@@ -130,7 +130,7 @@ def _chain(root: Path, params: str) -> list[str]:
     """The params files a stage reading `params` reads, the whole recipe first (nmt/config/recipe.py)."""
     files = [params]
     while True:
-        data = yaml.safe_load((root / files[0]).read_text(encoding="utf-8")) or {}
+        data = _read(root / files[0])
         if "recipe" not in data:
             return files
         files.insert(0, os.path.normpath(Path(files[0]).parent / str(data["recipe"])))
@@ -138,8 +138,13 @@ def _chain(root: Path, params: str) -> list[str]:
             raise TableError(f"{params}: its recipe {files[1]} names a recipe too; name a whole params file")
 
 
+@functools.cache
+def _read(path: Path) -> Any:  # a params file, for its recipe and the keys it states
+    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+
+
 def _states(root: Path, file: str, key: str) -> bool:
-    data: Any = yaml.safe_load((root / file).read_text(encoding="utf-8")) or {}
+    data: Any = _read(root / file)
     for part in key.split("."):
         if not isinstance(data, dict) or part not in data:
             return False
@@ -235,6 +240,7 @@ def _artifacts(table: dict, pipeline: str, up: str) -> dict:
 
 def graphs(root: Path = ROOT) -> dict[Path, str]:
     """Every pipeline's dvc.yaml text, by its path from the repository root."""
+    _read.cache_clear()  # the params files are read once per call, and afresh on the next
     table, stages = _load(root)
     written: dict[Path, str] = {}
     for pipeline, spec in table["pipelines"].items():

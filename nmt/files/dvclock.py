@@ -8,7 +8,8 @@ project's entry points (`make repro*`, `make finetune`, the Prefect flows) run D
 - before DVC runs, the lock is read; a lock that does not parse, or that lost entries the verified copy
   has, or whose entries were cut (no `cmd`, or no `outs` where the copy has them), is mended from the
   copy (its good entries kept, the lost and cut ones taken back) with one line saying so;
-- then the lock, whole, is saved as the new verified copy (`.dvc/tmp/nmt-locks/`, with its SHA-256);
+- then the lock, whole, is saved as the new verified copy (`.dvc/tmp/nmt-locks/`, its SHA-256 on its first
+  line: one atomic write, so a kill leaves the old copy or the new one);
 - after DVC, the same again, so a run that died mid-write is mended at once.
 
 DVC itself only adds and updates entries (an entry of a stage no graph has any more is harmless), so an
@@ -31,10 +32,11 @@ from typing import Any
 import yaml
 
 from nmt.errors import DataError
-from nmt.files.atomic import atomic_write_text
+from nmt.files.atomic import atomic_write_bytes, atomic_write_text
 
 log = logging.getLogger(__name__)
 COPIES = Path(".dvc") / "tmp" / "nmt-locks"  # from the project root
+DIGEST = b"# sha256: "  # the copy's first line: the SHA-256 of the rest, written with it in one atomic write
 
 
 def _stages(text: str) -> dict[str, Any] | None:
@@ -53,14 +55,13 @@ def copy_of(project: Path, lock: Path) -> Path:
 
 
 def _verified(copy: Path) -> dict[str, Any] | None:
-    """The saved copy's entries, if its SHA-256 says it is whole."""
-    digest = copy.with_name(copy.name + ".sha256")
-    if not copy.is_file() or not digest.is_file():
+    """The saved copy's entries, if the SHA-256 on its first line says it is whole."""
+    if not copy.is_file():
         return None
-    data = copy.read_bytes()
-    if hashlib.sha256(data).hexdigest() != digest.read_text().strip():
+    head, _, body = copy.read_bytes().partition(b"\n")
+    if head != DIGEST + hashlib.sha256(body).hexdigest().encode():
         return None
-    return _stages(data.decode("utf-8"))
+    return _stages(body.decode("utf-8"))
 
 
 def _cut(entry: Any, saved: Any) -> bool:
@@ -93,8 +94,7 @@ def mend(project: Path, lock: Path) -> list[str]:
     if lock.is_file():
         data = lock.read_bytes()
         copy.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(copy, data.decode("utf-8"))
-        atomic_write_text(copy.with_name(copy.name + ".sha256"), hashlib.sha256(data).hexdigest() + "\n")
+        atomic_write_bytes(copy, DIGEST + hashlib.sha256(data).hexdigest().encode() + b"\n" + data)
     return back
 
 

@@ -105,7 +105,6 @@ def test_a_damaged_lock_without_a_verified_copy_is_refused_with_the_recovery(tmp
         dvclock.mend(tmp_path, lock)
     copy = dvclock.copy_of(tmp_path, lock)  # a copy whose SHA-256 does not match is no copy
     copy.parent.mkdir(parents=True)
-    copy.write_text("schema: '2.0'\nstages: {}\n")
-    copy.with_name(copy.name + ".sha256").write_text("0" * 64 + "\n")
+    copy.write_text("# sha256: " + "0" * 64 + "\nschema: '2.0'\nstages: {}\n")
     with pytest.raises(DataError, match="no verified copy"):
         dvclock.mend(tmp_path, lock)
