@@ -55,6 +55,8 @@ STAGES: dict[str, tuple[str, str]] = {
 TOOLS: dict[str, tuple[str, str]] = {
     "check-params": ("nmt.config.check", "check params files whole (every section, the rules across them) before "
                      "a run"),
+    "adapt": ("nmt.adapt.command", "fine-tune a model on your own TSV in one command: the fine-tune's stages and "
+              "gates, then the comparison page"),
 }
 
 

@@ -24,7 +24,7 @@ STAGES = {f"{file}:{name}": body.get("do", body) for file in PIPELINES  # a fore
           for name, body in yaml.safe_load((ROOT / file).read_text())["stages"].items()}
 # pipeline order: a module may import from its own part and earlier ones only
 ORDER = ["errors", "ranking", "files", "config", "command", "gates", "text", "data", "model", "decode", "runtime",
-         "translate", "train", "finetune", "evaluate", "export", "serve", "drift", "cli"]
+         "translate", "train", "finetune", "evaluate", "export", "serve", "drift", "adapt", "cli"]
 TORCH_FREE = ("nmt/text", "nmt/runtime", "nmt/translate", "nmt/serve", "nmt/drift", "tools/publish")
 # nmt/serve/<room>/: a room imports only from itself and the rooms before it; only `api` speaks HTTP
 ROOMS = ["observe", "dispatch", "api"]

@@ -98,3 +98,12 @@ def test_translate_leaves_an_onnx_packages_decoding_to_its_card(monkeypatch: pyt
         with pytest.raises(ZeroDivisionError):
             cli.open_translator(args)
     assert seen == [(None, None), (2, 0.5)]
+
+
+@pytest.mark.parametrize("command", ["finetune", "adapt"])
+def test_the_help_of_a_training_command_loads_no_torch(command: str) -> None:
+    """`nmt finetune --help` took 10 s on a slow host importing torch (issue 78): the help is instant."""
+    code = (f"import sys\nfrom nmt.cli import main\ntry:\n    main([{command!r}, '--help'])\nexcept SystemExit:\n"
+            "    pass\nprint('torch loaded:', 'torch' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "usage: " in run.stdout and run.stdout.strip().endswith("torch loaded: False"), run.stdout + run.stderr

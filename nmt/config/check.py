@@ -27,13 +27,13 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class _WithFinetune(Params):
+class WithFinetune(Params):
     finetune: FinetuneConfig | None = None  # a fine-tune's own section (finetune/*.yaml), else absent
 
 
 def check(path: Path) -> tuple[Params, FinetuneConfig | None]:
     """The whole file at `path`, typed; `ConfigError` names the first key at fault."""
-    data = read_params(path, _WithFinetune)
+    data = read_params(path, WithFinetune)
     finetune = data.pop("finetune", None)
     params = from_dict(Params, data, source=str(path), complete=True)
     ft = None if finetune is None else from_dict(FinetuneConfig, finetune, key="finetune", source=str(path),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import random
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -34,6 +35,31 @@ def chunked(pairs: Iterable[Pair], chunk_lines: int) -> Iterator[Chunk]:
     while batch := list(itertools.islice(pairs, chunk_lines)):
         numbers, side_a, side_b = zip(*batch)
         yield numbers[0], list(side_a), list(side_b)
+
+
+class Skips(Counter):
+    """Rows a reader skipped, counted by kind, with the first `FIRST` line numbers of each kind (a
+    TMX's: the numbers of its translation units): what the validate report lists."""
+
+    FIRST = 5
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: dict[str, list[int]] = {}
+
+    def skip(self, kind: str, line: int) -> None:
+        self[kind] += 1
+        first = self.lines.setdefault(kind, [])
+        if len(first) < self.FIRST:
+            first.append(line)
+
+
+def skip(skipped: Counter, kind: str, line: int) -> None:
+    """Count a skipped row in `skipped` (with its line number when it is a `Skips`)."""
+    if isinstance(skipped, Skips):
+        skipped.skip(kind, line)
+    else:
+        skipped[kind] += 1
 
 
 class Unreadable(Exception):

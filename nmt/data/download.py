@@ -72,8 +72,9 @@ def resolve_mirror(configured: str | None) -> str | None:
 def source_urls(file: RemoteFile, mirror: str | None, corpus: str | None = None) -> list[str]:
     """Where to fetch `file` from, in the order to try: its official URL without a mirror; with one,
     `<mirror>/<corpus>/<name>` (the one-folder-per-corpus layout), then `<mirror>/<name>` (the older
-    form). A local mirror is looked up at once, so it gives one URL."""
-    if mirror is None:
+    form). A local mirror is looked up at once, so it gives one URL. A file:// URL of a file that exists
+    is read from there, mirror or not: no mirror holds a user's own files (`nmt adapt`)."""
+    if mirror is None or (file.url.startswith("file://") and _local(file.url).is_file()):
         return [file.url]
     flat = source_url(file, mirror)
     if corpus is None:

@@ -5,7 +5,10 @@ Every reader yields `Chunk`s `(first_line, side_a, side_b)`: two equally long li
 of the chunk's first pair (for TMX, the 1-based index of its translation unit), so callers can
 name a line in their own errors. Memory holds a chunk, never a file. Files may be gzip
 (`nmt.files.lines.open_raw`); text files must be UTF-8. Bad input is a `DataError` naming the
-file, the line and what to do; a reader never raises anything else for it.
+file, the line and what to do; a reader never raises anything else for it. Given a `skipped`
+counter (`nmt.data.chunks.Skips`), the TSV and line-aligned readers skip a malformed line instead
+(not UTF-8, too few columns: counted by `MALFORMED` kind, with its line number), as the TMX reader
+skips a unit without both languages; the validate stage gates on their share.
 
 - `tsv_chunks`: tab-separated rows, a language per column (Tatoeba's `deu.txt`: English, German,
   in newer versions an attribution column, which is ignored);
@@ -27,10 +30,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from nmt.config.data import SplitSource
-from nmt.data.chunks import Chunk, Pair, chunked
+from nmt.data.chunks import Chunk, Pair, chunked, skip
 from nmt.data.systems import systems_chunks
 from nmt.errors import ConfigError, DataError
-from nmt.files.lines import iter_lines, open_raw
+from nmt.files.lines import iter_lines, iter_lines_or_none, open_raw
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +44,8 @@ TMX_CODES = frozenset({"bpt", "ept", "it", "ph", "ut"})
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _MOSES_ENTITY = re.compile(r"&(?:(amp|lt|gt|quot|apos)|#([0-9]+)|#[xX]([0-9a-fA-F]+));")
 _MOSES_NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
+MALFORMED = "malformed: "  # the prefix of a skipped line's kind (validate gates their share on every split)
+NOT_UTF8 = MALFORMED + "invalid UTF-8"
 
 
 def _sides(mapping: Mapping[str, V], langs: tuple[str, str], what: str) -> tuple[V, V]:
@@ -55,22 +60,32 @@ def _sides(mapping: Mapping[str, V], langs: tuple[str, str], what: str) -> tuple
 # --- tab-separated ------------------------------------------------------------------------------
 
 
-def tsv_chunks(path: Path, columns: Mapping[str, int], langs: tuple[str, str], chunk_lines: int) -> Iterator[Chunk]:
+def tsv_chunks(path: Path, columns: Mapping[str, int], langs: tuple[str, str], chunk_lines: int,
+               skipped: Counter | None = None) -> Iterator[Chunk]:
     """Pairs from a tab-separated file, each language read from its 0-based column in `columns`
     (e.g. {"en": 0, "de": 1} for Tatoeba's `deu.txt`); further columns are ignored. A row with too
-    few columns is a `DataError` naming its line."""
+    few columns, or not UTF-8, is a `DataError` naming its line; with `skipped`, it is skipped and
+    counted there."""
     col_a, col_b = _sides(columns, langs, "tsv columns")
     if not all(isinstance(c, int) and c >= 0 for c in (col_a, col_b)) or col_a == col_b:
         raise ConfigError(f"tsv columns {dict(columns)}: expected two different 0-based column numbers")
-    yield from chunked(_tsv_pairs(Path(path), col_a, col_b, langs), chunk_lines)
+    yield from chunked(_tsv_pairs(Path(path), col_a, col_b, langs, skipped), chunk_lines)
 
 
-def _tsv_pairs(path: Path, col_a: int, col_b: int, langs: tuple[str, str]) -> Iterator[Pair]:
+def _tsv_pairs(path: Path, col_a: int, col_b: int, langs: tuple[str, str], skipped: Counter | None) -> Iterator[Pair]:
     needed = max(col_a, col_b) + 1
     names = ", ".join({col_a: langs[0], col_b: langs[1]}.get(i, "-") for i in range(needed))
-    for number, line in enumerate(iter_lines(path), start=1):  # '\r' stripped, UTF-8 checked
+    lines = iter_lines(path) if skipped is None else iter_lines_or_none(path)  # '\r' stripped
+    for number, line in enumerate(lines, start=1):
+        if line is None:  # only when skipping (iter_lines raises)
+            if skipped is not None:
+                skip(skipped, NOT_UTF8, number)
+            continue
         cells = line.split("\t")
         if len(cells) < needed:
+            if skipped is not None:
+                skip(skipped, f"{MALFORMED}fewer than {needed} tab-separated columns", number)
+                continue
             raise DataError(f"{path}:{number}: expected {needed} tab-separated columns ({names}), "
                             f"got {len(cells)}; fix or remove that line")
         yield number, cells[col_a], cells[col_b]
@@ -152,8 +167,8 @@ def _tmx_pairs(path: Path, langs: tuple[str, str], skipped: Counter) -> Iterator
                 missing = [lang for lang in wanted if lang not in found]
                 empty = [lang for lang in wanted if lang in found and not found[lang]]
                 if missing or empty:
-                    skipped[f"tmx: tu without {' and '.join(missing)}" if missing
-                            else f"tmx: tu with empty {' and '.join(empty)}"] += 1
+                    skip(skipped, f"tmx: tu without {' and '.join(missing)}" if missing
+                         else f"tmx: tu with empty {' and '.join(empty)}", units)
                     continue
                 pairs += 1
                 yield units, found[wanted[0]], found[wanted[1]]
@@ -172,14 +187,17 @@ def _tmx_pairs(path: Path, langs: tuple[str, str], skipped: Counter) -> Iterator
 # --- two line-aligned files ---------------------------------------------------------------------
 
 
-def line_chunks(paths: Mapping[str, Path], langs: tuple[str, str], chunk_lines: int) -> Iterator[Chunk]:
+def line_chunks(paths: Mapping[str, Path], langs: tuple[str, str], chunk_lines: int,
+                skipped: Counter | None = None) -> Iterator[Chunk]:
     """Pairs from two line-aligned plain-text files, one sentence per line, taken as they are
     (`paths` maps each language to its file). Unequal line counts are a `DataError` naming both
-    files and their counts, raised when the shorter file ends (pairs before it were yielded)."""
-    yield from chunked(_aligned_pairs(paths, langs), chunk_lines)
+    files and their counts, raised when the shorter file ends (pairs before it were yielded). A line
+    that is not UTF-8 is a `DataError`; with `skipped`, its pair is skipped and counted there."""
+    yield from chunked(_aligned_pairs(paths, langs, skipped), chunk_lines)
 
 
-def moses_chunks(paths: Mapping[str, Path], langs: tuple[str, str], chunk_lines: int) -> Iterator[Chunk]:
+def moses_chunks(paths: Mapping[str, Path], langs: tuple[str, str], chunk_lines: int,
+                 skipped: Counter | None = None) -> Iterator[Chunk]:
     """Pairs from two line-aligned files of Moses-tokenized, XML-escaped text (OpenNMT-py's sample
     `src-train.txt`: "Tom &apos;s house , which ..."), each line unescaped (`unescape_moses`) and
     detokenized with sacremoses' `MosesDetokenizer` for its language. Alignment as `line_chunks`."""
@@ -195,7 +213,7 @@ def moses_chunks(paths: Mapping[str, Path], langs: tuple[str, str], chunk_lines:
         # unescaping: that would unescape twice ("&amp;lt;" is a literal "&lt;", not "<")
         return detokenize([unescape_moses(token) for token in line.split()], unescape=False)
 
-    for first, side_a, side_b in line_chunks(paths, langs, chunk_lines):
+    for first, side_a, side_b in line_chunks(paths, langs, chunk_lines, skipped):
         yield first, [clean(detok_a, s) for s in side_a], [clean(detok_b, s) for s in side_b]
 
 
@@ -214,16 +232,22 @@ def _unescape_entity(match: re.Match[str]) -> str:
     return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else match.group(0)
 
 
-def _aligned_pairs(paths: Mapping[str, Path], langs: tuple[str, str]) -> Iterator[Pair]:
+def _aligned_pairs(paths: Mapping[str, Path], langs: tuple[str, str], skipped: Counter | None) -> Iterator[Pair]:
     path_a, path_b = (Path(p) for p in _sides(paths, langs, "files"))
-    lines_a, lines_b = iter_lines(path_a), iter_lines(path_b)
+    read = iter_lines if skipped is None else iter_lines_or_none
+    lines_a, lines_b = (((line,) for line in read(path)) for path in (path_a, path_b))  # (None,): not UTF-8
     for number, (a, b) in enumerate(itertools.zip_longest(lines_a, lines_b), start=1):
         if a is None or b is None:
             count_a = number - 1 + (a is not None) + sum(1 for _ in lines_a)
             count_b = number - 1 + (b is not None) + sum(1 for _ in lines_b)
             raise DataError(f"{path_a} has {count_a} lines but {path_b} has {count_b}: the two files must be "
                             "line-aligned (one sentence per line, pair by pair); fix them or download them again")
-        yield number, a, b
+        (text_a,), (text_b,) = a, b
+        if text_a is None or text_b is None:  # only when skipping (iter_lines raises)
+            if skipped is not None:
+                skip(skipped, NOT_UTF8, number)
+            continue
+        yield number, text_a, text_b
 
 
 def source_chunks(source: SplitSource, folder: Path, langs: tuple[str, str], chunk_lines: int,
@@ -233,8 +257,8 @@ def source_chunks(source: SplitSource, folder: Path, langs: tuple[str, str], chu
     if source.systems is not None:
         return systems_chunks(source.systems, folder, langs, chunk_lines, notes)
     if source.format == "tsv":
-        return tsv_chunks(folder / source.files["*"], source.columns, langs, chunk_lines)
+        return tsv_chunks(folder / source.files["*"], source.columns, langs, chunk_lines, skipped)
     if source.format == "tmx":
         return tmx_chunks(folder / source.files["*"], langs, chunk_lines, skipped)
     paths = {lang: folder / name for lang, name in source.files.items()}
-    return (moses_chunks if source.format == "moses" else line_chunks)(paths, langs, chunk_lines)
+    return (moses_chunks if source.format == "moses" else line_chunks)(paths, langs, chunk_lines, skipped)

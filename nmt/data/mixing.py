@@ -13,11 +13,16 @@ and 8 bytes per distinct training pair for the duplicate look-up):
    the decontamination look-up, in that order; a pair is counted under the first it fails. The kept
    pairs are written `weight` times (the fraction by the pair's digest) to `train`.
 
-The report has, per source, the pairs in, dropped per rule, moved to val, out and written; per
-dev/test set and blind file (`nmt.data.blind`), the training pairs dropped for overlapping it (exact
-and near). The gate fails a
-source whose rules drop more than its `max_filtered_rate`, or that repeats more than its
-`max_duplicate_rate`, a split with too few pairs, and, with `decontaminate.remove: false`, any overlap.
+Every source is read leniently: a malformed line (not UTF-8, too few TSV columns) is skipped and
+counted like a rule's drop, with its line number (`nmt.data.formats`). The report has, per source,
+the pairs in, dropped per rule, moved to val, out and written, and the first lines skipped of each
+kind; per dev/test set and blind file (`nmt.data.blind`), the training pairs dropped for overlapping
+it (exact and near). The gate fails a source whose rules (malformed lines included) drop more than
+its `max_filtered_rate` (a dev or test source: whose malformed lines exceed it), or that repeats more
+than its `max_duplicate_rate`, a split with too few pairs, and, with `decontaminate.remove: false`,
+any overlap; each failure names the params key of its threshold. A training source whose pairs are
+mostly not in the mix's languages (`clean.langid`) fails with a check that says so, and says when
+its two sides look swapped.
 """
 
 from __future__ import annotations
@@ -35,10 +40,10 @@ import numpy as np
 from nmt.config.data import DataConfig, ValidateConfig
 from nmt.config.mix import MixSource
 from nmt.data.blind import index_blind
-from nmt.data.chunks import CHUNK_LINES
+from nmt.data.chunks import CHUNK_LINES, Skips
 from nmt.data.cleaning import REPEATED, Cleaner, Mask, pair_digests, row_rules
 from nmt.data.decontaminate import Decontaminator
-from nmt.data.formats import source_chunks
+from nmt.data.formats import MALFORMED, source_chunks
 from nmt.errors import DataError
 from nmt.files.atomic import atomic_open
 from nmt.files.lines import split_file
@@ -47,6 +52,8 @@ from nmt.gates.gate import Gate
 log = logging.getLogger(__name__)
 
 OVERLAP = "in a dev or test set"  # decontamination's count
+WRONG_LANGUAGE = "wrong language"  # the langid rule's count (nmt.data.cleaning)
+LANGUAGE_SAMPLE = 200  # pairs of a source read again to say which way its languages are wrong
 
 
 def _uniform(d: np.ndarray, high: bool) -> np.ndarray:
@@ -79,6 +86,7 @@ class SourceTally:
     to_val: int = 0
     written: int = 0  # lines written to its split (weights included)
     read: Counter = dataclasses.field(default_factory=Counter)  # a systems reader's notes (nmt.data.systems)
+    first_skipped: dict[str, list[int]] = dataclasses.field(default_factory=dict)  # kind -> first line numbers
 
     def stats(self) -> dict:
         s = self.source
@@ -86,7 +94,12 @@ class SourceTally:
         return {"corpus": s.corpus, "split": s.split, "role": s.role, "weight": s.weight,
                 "pairs_in": self.pairs_in, "dropped": dict(sorted(self.dropped.items())),
                 "to_val": self.to_val, "pairs_out": self.pairs_in - out - self.to_val, "written": self.written,
-                **({"read": dict(self.read)} if self.read else {})}
+                **({"read": dict(self.read)} if self.read else {}),
+                **({"first_lines_skipped": self.first_skipped} if self.first_skipped else {})}
+
+    @property
+    def malformed(self) -> int:
+        return sum(v for k, v in self.dropped.items() if k.startswith(MALFORMED))
 
 
 class MixWriter:
@@ -106,7 +119,7 @@ class MixWriter:
         """The source's pairs, a chunk at a time. TMX units without both languages are counted in the
         source's tally (in and dropped) when `count_skipped`: once per source, not per pass."""
         corpus = self.data.corpora[src.corpus]
-        skipped: Counter = Counter()
+        skipped = Skips()
         notes = self.tallies[src.label].read if count_skipped else Counter()
         folder = self.data.raw_dir(self.raw_dir, src.corpus)
         for _, a, b in source_chunks(corpus.source(src.split), folder, self.langs, CHUNK_LINES, skipped, notes):
@@ -115,6 +128,7 @@ class MixWriter:
             tally = self.tallies[src.label]
             tally.dropped.update(skipped)
             tally.pairs_in += sum(skipped.values())
+            tally.first_skipped.update(skipped.lines)
 
     def _open(self, stack: ExitStack, split: str) -> dict[str, IO]:
         return {lang: stack.enter_context(atomic_open(split_file(self.out_dir, split, lang), "w"))
@@ -199,24 +213,36 @@ class MixWriter:
         """Per-source stats and gates, the decontamination counts, the split sizes."""
         cfg, gate = self.cfg, self.gate
         gate.stats["sources"] = {label: t.stats() for label, t in self.tallies.items()}
-        for label, t in self.tallies.items():
+        for i, (label, t) in enumerate(self.tallies.items()):
             src, n = t.source, max(t.pairs_in, 1)
+            most_filtered, filtered_key = self._threshold(i, "max_filtered_rate")
+            malformed = (f"; {t.malformed} malformed lines skipped, first: "
+                         + "; ".join(f"{k.removeprefix(MALFORMED)} at {', '.join(map(str, lines))}"
+                                     for k, lines in t.first_skipped.items() if k.startswith(MALFORMED))
+                         if t.malformed else "")
+            if t.malformed:
+                log.warning("%s: %d malformed lines skipped%s", label, t.malformed, malformed.split("skipped", 1)[1])
             if src.role != "train":
                 least = cfg.min_pairs
-                gate.check(f"{label}: pairs", t.pairs_in >= least, f">= {least}", str(t.pairs_in))
+                gate.check(f"{label}: pairs", t.pairs_in >= least, f">= {least}", str(t.pairs_in), "validate.min_pairs")
+                if t.malformed:
+                    gate.check(f"{label}: malformed lines", t.malformed / n <= most_filtered,
+                               f"share <= {most_filtered:g}", f"{t.malformed} of {t.pairs_in}{malformed}", filtered_key)
                 continue
             rules = sum(v for k, v in t.dropped.items() if k not in (REPEATED, OVERLAP))
-            most = cfg.max_filtered_rate if src.max_filtered_rate is None else src.max_filtered_rate
-            gate.check(f"{label}: dropped by the rules", rules / n <= most, f"share <= {most:g}",
-                       f"{rules} of {t.pairs_in} ({rules / n:.3%})")
+            gate.check(f"{label}: dropped by the rules", rules / n <= most_filtered, f"share <= {most_filtered:g}",
+                       f"{rules} of {t.pairs_in} ({rules / n:.3%}){malformed}", filtered_key)
+            if t.dropped.get(WRONG_LANGUAGE, 0) > n / 2:
+                self._wrong_languages(src, t)
             dup = t.dropped.get(REPEATED, 0)
-            most = cfg.max_duplicate_rate if src.max_duplicate_rate is None else src.max_duplicate_rate
+            most, key = self._threshold(i, "max_duplicate_rate")
             gate.check(f"{label}: repeated pairs", dup / n <= most, f"share <= {most:g}",
-                       f"{dup} of {t.pairs_in} ({dup / n:.3%})")
+                       f"{dup} of {t.pairs_in} ({dup / n:.3%})", key)
         train = sum(t.written for t in self.tallies.values() if t.source.role == "train")
-        gate.check("train: pairs", train >= cfg.min_train_pairs, f">= {cfg.min_train_pairs}", str(train))
+        gate.check("train: pairs", train >= cfg.min_train_pairs, f">= {cfg.min_train_pairs}", str(train),
+                   "validate.min_train_pairs")
         val = sum(t.written if t.source.role == "dev" else t.to_val for t in self.tallies.values())
-        gate.check("val: pairs", val >= cfg.min_pairs, f">= {cfg.min_pairs}", str(val))
+        gate.check("val: pairs", val >= cfg.min_pairs, f">= {cfg.min_pairs}", str(val), "validate.min_pairs")
         gate.stats["splits"] = {"train": train, "val": val, **{label: t.written for label, t in self.tallies.items()
                                                                 if t.source.role == "test"}}
         if self.decon is not None:
@@ -226,6 +252,35 @@ class MixWriter:
             if not cfg.decontaminate.remove:
                 gate.check("train: no dev or test sentence", overlap == 0, "no overlap (decontaminate.remove is "
                            "false)", f"{overlap} training pairs overlap: {per_set}")
+
+
+    def _threshold(self, i: int, name: str) -> tuple[float, str]:
+        """The source's own `name` (max_filtered_rate, max_duplicate_rate) or validate's, with its params key."""
+        assert self.data.mix is not None
+        own = getattr(self.data.mix.sources[i], name)
+        if own is None:
+            return getattr(self.cfg, name), f"validate.{name}"
+        return own, f"data.mixes.{self.data.corpus}.sources[{i}].{name}"
+
+    def _wrong_languages(self, src: MixSource, t: SourceTally) -> None:
+        """A training source mostly dropped by the language check: a failing check that says so, and
+        whether its two sides look swapped (each side reads as the other language), on a sample."""
+        (la, lb), identify = self.langs, self.cleaner.identify
+        assert identify is not None  # the langid rule counted the drops
+        a, b = next(iter(self.chunks(src, count_skipped=False)), ([], []))
+        a, b = a[:LANGUAGE_SAMPLE], b[:LANGUAGE_SAMPLE]
+        share = {(side, lang): float(identify(texts, lang).mean()) if texts else 0.0
+                 for side, texts in ((la, a), (lb, b)) for lang in (la, lb)}  # share NOT in `lang`
+        swapped = share[la, la] > 0.5 and share[lb, lb] > 0.5 and share[la, lb] < 0.5 and share[lb, la] < 0.5
+        hint = (f"the two sides look swapped (the {la} side reads as {lb} and the {lb} side as {la}): swap the "
+                f"languages' columns or files of {src.split}" if swapped else
+                f"of its first {len(a)} pairs, {share[la, la]:.0%} of the {la} side are not {la} and "
+                f"{share[lb, lb]:.0%} of the {lb} side are not {lb}: is the corpus in {la} and {lb}?")
+        wrong = t.dropped[WRONG_LANGUAGE]
+        log.warning("%s: %d of %d pairs are not in %s and %s; %s", src.label, wrong, t.pairs_in, la, lb, hint)
+        self.gate.check(f"{src.label}: in {la} and {lb}", False, f"most pairs in {la} and {lb}",
+                        f"{wrong} of {t.pairs_in} pairs failed the language check; {hint}",
+                        f"data.corpora.{src.corpus}.splits.{src.split}")
 
 
 def validate_mix(data: DataConfig, cfg: ValidateConfig, raw_dir: Path, out_dir: Path, gate: Gate,

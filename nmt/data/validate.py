@@ -42,9 +42,9 @@ from typing import Any
 from nmt import ranking
 from nmt.command import arg, stage_main
 from nmt.config.data import DataConfig, ValidateConfig
-from nmt.data.chunks import CHUNK_LINES, Digests, Reservoir, Unreadable, side_by_side
+from nmt.data.chunks import CHUNK_LINES, Digests, Reservoir, Skips, Unreadable, side_by_side
 from nmt.data.cleaning import row_rules, rules_for_pair
-from nmt.data.formats import source_chunks
+from nmt.data.formats import MALFORMED, source_chunks
 from nmt.errors import ConfigError, DataError
 from nmt.files.atomic import atomic_open, staged_dir
 from nmt.files.lines import split_file
@@ -185,12 +185,13 @@ def check_split(gate: Gate, data: DataConfig, cfg: ValidateConfig, raw_dir: Path
     (la, lb) = langs
     tally = SplitTally(langs, dict.fromkeys(row_problems(pair_frame({la: [], lb: []}), langs, cfg), 0))
     filtering = split in cfg.filter_splits
+    skips = Skips()  # the other formats' malformed lines (TSV: too few columns, not UTF-8), skipped and counted
     if source.format == "lines":  # two files read side by side: a misalignment is counted, not raised
         files = {lang: raw_dir / source.files[lang] for lang in langs}
         chunks = side_by_side(files, CHUNK_LINES)
         observed = f"{files[la].name}: {{}} lines, {files[lb].name}: {{}} lines"
     else:  # the other formats' readers (nmt.data.formats) raise on a misalignment
-        chunks = ((a, b) for _, a, b in source_chunks(source, raw_dir, langs, CHUNK_LINES))
+        chunks = ((a, b) for _, a, b in source_chunks(source, raw_dir, langs, CHUNK_LINES, skips))
         observed = f"{', '.join(source.names)}: {{}} pairs"
     try:
         with ExitStack() as stack:
@@ -205,7 +206,8 @@ def check_split(gate: Gate, data: DataConfig, cfg: ValidateConfig, raw_dir: Path
     observed = observed.format(counts[la], counts[lb])
     if not gate.check(f"{split}: aligned", counts[la] == counts[lb], "equal line counts", observed):
         return False
-    n, n_bad = tally.digests.count, tally.rows_with_problems
+    malformed = sum(v for k, v in skips.items() if k.startswith(MALFORMED))
+    n, n_bad = tally.digests.count + malformed, tally.rows_with_problems + malformed
     on_chunks, on_sample = _expectations(split, langs, cfg)
     ok = gate.expect(split, tally.chunk_frame(), on_chunks)
     ok &= gate.expect(split, tally.sample_frame(), on_sample)
@@ -214,19 +216,22 @@ def check_split(gate: Gate, data: DataConfig, cfg: ValidateConfig, raw_dir: Path
         unique, least = (n - duplicates) / n if n else 0.0, 1.0 - cfg.max_duplicate_rate
         # the repeated share against the rate, as the mix's gate compares it (1 - rate is not exact in floats)
         ok &= gate.check(f"{split}: unique pairs", bool(n) and ranking.within(duplicates / n, cfg.max_duplicate_rate),
-                         f"share of distinct pairs >= {least:g} (exact)", f"{unique:.4g}")
+                         f"share of distinct pairs >= {least:g} (exact)", f"{unique:.4g}",
+                         "validate.max_duplicate_rate")
     gate.stats[split] = {
         "pairs": n,
-        "pairs_kept": n - (n_bad if filtering else 0),
+        "pairs_kept": n - (n_bad if filtering else malformed),
         "row_problems": tally.problems,
         "rows_with_problems": n_bad,
         "filtered": filtering,
         "duplicate_pairs": duplicates,
         "expectations_on": tally.expectations_on(),
+        **({"skipped": dict(skips), "first_lines_skipped": skips.lines} if skips else {}),
     }
     rate = n_bad / max(n, 1)
     ok &= gate.check(f"{split}: rows with problems", rate <= cfg.max_filtered_rate,
-                     f"share <= {cfg.max_filtered_rate:g}", f"{n_bad} of {n} ({rate:.3%})")
+                     f"share <= {cfg.max_filtered_rate:g}", f"{n_bad} of {n} ({rate:.3%})",
+                     "validate.max_filtered_rate")
     if ok and n_bad:
         log.warning("%s: %d of %d pairs have row-level problems (%s)", split, n_bad, n,
                     "dropped" if filtering else "kept: not in validate.filter_splits")

@@ -153,7 +153,7 @@ def gate_vocabularies(vocabs: Vocabularies, cfg: VocabConfig, tokens_dir: Path, 
                    " ".join(f"{s}={i}" for i, s in enumerate(specials)))
         rate = oov_rate(vocabs, vocab, _token_lists(tokens_dir, "val", lang))
         gate.check(f"{side} ({lang}): val <unk> rate", rate <= cfg.max_oov_rate,
-                   f"<= {cfg.max_oov_rate:g}", f"{rate:.4f}")
+                   f"<= {cfg.max_oov_rate:g}", f"{rate:.4f}", "vocab.max_oov_rate")
         gate.stats[side] = {"lang": lang, "size": len(vocab), "val_unk_rate": round(rate, 6)}
 
 

@@ -145,10 +145,12 @@ def evaluate_stage(cfg: EvaluateConfig, paths: EvaluatePaths) -> Gate:
     for name, r in results.items():
         m = r["metrics"]
         gate.check(f"{name}: sacreBLEU floor", m["sacrebleu"] >= cfg.floor(name), f">= {cfg.floor(name):g}",
-                   f"{m['sacrebleu']:.2f}")
+                   f"{m['sacrebleu']:.2f}",
+                   f"evaluate.min_bleu_by_set.{name}" if name in cfg.min_bleu_by_set else "evaluate.min_bleu")
         gate.check(f"{name}: <unk> rate", m["unk_rate"] <= cfg.max_unk_rate,
                    f"<= {cfg.max_unk_rate:g} of output tokens",
-                   f"{m['unk_rate']:.4f} ({m['unk_sentences']} of {m['sentences']} sentences contain <unk>)")
+                   f"{m['unk_rate']:.4f} ({m['unk_sentences']} of {m['sentences']} sentences contain <unk>)",
+                   "evaluate.max_unk_rate")
     metrics = {name: r["metrics"] for name, r in results.items()}
     gate.stats.update(metrics=metrics, model=str(paths.model),
                       empty_translations={n: sum(1 for h in r["hypotheses"] if not h) for n, r in results.items()})

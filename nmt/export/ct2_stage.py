@@ -122,7 +122,7 @@ def ct2_stage(cfg: ExportConfig, decoding: Decoding, paths: Ct2Paths) -> Gate:
         gate.check("BLEU", ranking.within(abs(m["sacrebleu_ctranslate2"] - m["sacrebleu_torch"]), cfg.max_ct2_bleu_gap),
                    f"|CTranslate2 - torch| <= {cfg.max_ct2_bleu_gap:g} sacreBLEU on {split}",
                    f"torch {m['sacrebleu_torch']}, CTranslate2 {m['sacrebleu_ctranslate2']}, "
-                   f"{m['identical_lines']:.1%} lines identical")
+                   f"{m['identical_lines']:.1%} lines identical", "export.max_ct2_bleu_gap")
         write_card(tmp, _card(translator, decoding, paths.model, tmp, metrics))
         gate.stats.update(metrics)
         gate.finish(paths.reports)

@@ -140,7 +140,8 @@ def export_stage(cfg: ExportConfig, decoding: Decoding, paths: ExportPaths,
         log.info("parity on %d %s sentences", len(parity_lines), cfg.parity_split)
         par = export_checks.parity(translator.model, onnx, parity_lines, cfg.logits_steps, cfg.batch_size)
         gate.check("logits", par["max_logit_diff"] <= cfg.logits_tolerance,
-                   f"max abs(torch - ORT) <= {cfg.logits_tolerance:g}", f"{par['max_logit_diff']:.3g}")
+                   f"max abs(torch - ORT) <= {cfg.logits_tolerance:g}", f"{par['max_logit_diff']:.3g}",
+                   "export.logits_tolerance")
         for kind in ("greedy", "beam"):
             share = par[f"{kind}_identical"]
             gate.check(f"{kind} outputs", share == 1.0 and par["sentences"] > 0,
@@ -159,7 +160,8 @@ def export_stage(cfg: ExportConfig, decoding: Decoding, paths: ExportPaths,
             if int8 is not None:
                 gate.check("int8 BLEU", ranking.within(-cmp["int8_bleu_change"], cfg.max_int8_bleu_drop),
                            f"drop <= {cfg.max_int8_bleu_drop:g} sacreBLEU on {cfg.compare_split}",
-                           f"{cmp['sacrebleu_onnx']} -> {cmp['sacrebleu_int8']} ({cmp['int8_bleu_change']:+.2f})")
+                           f"{cmp['sacrebleu_onnx']} -> {cmp['sacrebleu_int8']} ({cmp['int8_bleu_change']:+.2f})",
+                           "export.max_int8_bleu_drop")
         card["validation"] = metrics
         write_card(tmp, card)
         gate.stats.update(metrics)

@@ -71,6 +71,17 @@ def iter_lines(path: Path) -> Iterator[str]:
             yield _decode(raw.removesuffix(b"\n"), path, lineno)
 
 
+def iter_lines_or_none(path: Path) -> Iterator[str | None]:
+    """The lines of `path` as `iter_lines` gives them, with None for a line that is not valid UTF-8
+    (for a reader that skips and counts bad lines); a missing file or a corrupt gzip still raises."""
+    with open_raw(path) as fh:
+        for raw in fh:
+            try:
+                yield raw.removesuffix(b"\n").decode("utf-8").rstrip("\r")
+            except UnicodeDecodeError:
+                yield None
+
+
 def _decode(raw: bytes, path: Path | str, lineno: int) -> str:
     try:
         return raw.decode("utf-8").rstrip("\r")

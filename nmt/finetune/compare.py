@@ -96,7 +96,7 @@ def compare(parent: dict[str, dict[str, Any]], child: dict[str, dict[str, Any]],
         if row["general"]:
             gate.check(f"{name}: sacreBLEU kept", row["change"] >= -ft.max_general_drop,
                        f">= parent - {ft.max_general_drop:g} ({parent[name]['sacrebleu'] - ft.max_general_drop:.2f})",
-                       f"{child[name]['sacrebleu']:.2f} ({row['change']:+.2f})")
+                       f"{child[name]['sacrebleu']:.2f} ({row['change']:+.2f})", "finetune.max_general_drop")
     return rows
 
 

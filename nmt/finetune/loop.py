@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import torch
+from tqdm import tqdm
 
 from nmt.config.finetune import FinetuneConfig
 from nmt.config.model import ModelConfig
@@ -169,20 +170,36 @@ def epoch_of(run: Run, prog: Progress, data: Data, ft: FinetuneConfig) -> Epoch:
     return Epoch(pairs, batches, padding_waste(pairs, batches))
 
 
+class Clock:
+    """Updates done of `total` since `first`, and the time left at the rate so far (a log line where no
+    bar is drawn: a pipe, a log file)."""
+
+    def __init__(self, first: int, total: int) -> None:
+        self.first, self.total, self.start = first, total, time.monotonic()
+
+    def tell(self, step: int) -> str:
+        spent = time.monotonic() - self.start
+        left = (self.total - step) * spent / max(step - self.first, 1)
+        return (f"update {step} of {self.total} ({step / self.total:.0%}), {spent / 60:.1f} min so far, "
+                f"about {left / 60:.1f} min left")
+
+
 def finetune(parent: Parent, ft: FinetuneConfig, train_cfg: TrainConfig, vocab_dir: Path, bin_dir: Path,
              replay_bin: Path | None, ckpt_dir: Path, live_dir: Path | None = None
              ) -> tuple[Transformer, Progress, str]:
     """Fine-tune; return the model (the weights at the end), its progress, and why training stopped."""
     run, prog, data = setup(parent, ft, train_cfg, vocab_dir, bin_dir, replay_bin, ckpt_dir, live_dir)
     why = f"train.epochs ({run.cfg.epochs}) done"
-    with Deadline(ft.max_minutes) as stop, attention_kernels(run.device, run.cfg.cudnn_attention):
+    updates = tqdm(total=ft.max_steps, initial=prog.step, desc="fine-tune", unit="update", disable=None)
+    clock = Clock(prog.step, ft.max_steps)
+    with Deadline(ft.max_minutes) as stop, attention_kernels(run.device, run.cfg.cudnn_attention), updates:
         while prog.epoch < run.cfg.epochs:
             if prog.step >= ft.max_steps:
                 why = f"finetune.max_steps ({ft.max_steps}) reached"
                 break
             epoch, started = epoch_of(run, prog, data, ft), time.perf_counter()
             try:
-                run_epoch(run, prog, epoch, stop)
+                run_epoch(run, prog, epoch, stop, updates)
             except TrainingInterrupted:  # checkpointed by run_epoch; the clock's stop ends the run as usual
                 if not stop.expired:
                     raise
@@ -194,6 +211,7 @@ def finetune(parent: Parent, ft: FinetuneConfig, train_cfg: TrainConfig, vocab_d
                 prog.epoch, prog.batch = prog.epoch + 1, 0
             improved = end_of_epoch(run, prog, epoch.waste, time.perf_counter() - started)
             save(run, prog, epoch_end=whole, best=improved and whole)
+            log.info("fine-tune: %s", clock.tell(prog.step))
             if prog.bad_epochs >= run.cfg.patience:
                 why = f"early stopping ({run.cfg.early_stop_metric} flat for {run.cfg.patience} epochs)"
                 break

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nmt.command import arg, stage_main
 from nmt.config.finetune import FinetuneConfig
@@ -27,15 +28,12 @@ from nmt.config.train import TrainConfig
 from nmt.errors import DataError
 from nmt.files.atomic import staging_path
 from nmt.files.killpoints import kill_point
-from nmt.finetune.loop import Parent, finetune, load_parent
 from nmt.gates.gate import Gate
-from nmt.model import checkpoint
-from nmt.model.transformer import Transformer
-from nmt.text.vocabularies import load_vocabularies
-from nmt.train.loss import LabelSmoothingKL
-from nmt.train.monitor import plot_curves, validation_loss
-from nmt.train.pairs import bin_direction, open_split
-from nmt.train.resume import Progress
+
+if TYPE_CHECKING:  # torch loads when the stage runs, not for `nmt finetune --help`
+    from nmt.finetune.loop import Parent
+    from nmt.model.transformer import Transformer
+    from nmt.train.resume import Progress
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +64,12 @@ class FinetunePaths:
 def finish(model: Transformer, prog: Progress, why: str, parent: Parent, cfg: TrainConfig,
            paths: FinetunePaths) -> Gate:
     """Gate the fine-tuned weights and write them as a model file (staged, checked, then renamed)."""
+    from nmt.model import checkpoint
+    from nmt.text.vocabularies import load_vocabularies
+    from nmt.train.loss import LabelSmoothingKL
+    from nmt.train.monitor import plot_curves, validation_loss
+    from nmt.train.pairs import bin_direction, open_split
+
     vocabs = load_vocabularies(paths.vocab, bin_direction(paths.bin))
     device = next(model.parameters()).device
     val_loss = validation_loss(model, open_split(paths.bin, "val", vocabs),
@@ -76,7 +80,7 @@ def finish(model: Transformer, prog: Progress, why: str, parent: Parent, cfg: Tr
     gate.check("training loss finite", bool(losses) and all(math.isfinite(x) for x in losses),
                "every logged training loss finite", f"{len(losses)} logged, last {losses[-1] if losses else None}")
     gate.check("final validation loss", math.isfinite(val_loss) and val_loss < cfg.max_val_loss,
-               f"< {cfg.max_val_loss:g} per token", f"{val_loss:.4f}")
+               f"< {cfg.max_val_loss:g} per token", f"{val_loss:.4f}", "train.max_val_loss")
     state = checkpoint.model_payload(model, parent.model_cfg, vocabs)
     origin = {"path": str(parent.path), "sha256": parent.sha256, "direction": vocabs.direction,
               "final": parent.state.get("final")}
@@ -107,6 +111,8 @@ def finish(model: Transformer, prog: Progress, why: str, parent: Parent, cfg: Tr
 
 
 def finetune_stage(cfg: TrainConfig, ft: FinetuneConfig, paths: FinetunePaths) -> Gate:
+    from nmt.finetune.loop import finetune, load_parent
+
     parent = load_parent(paths.parent)
     model, prog, why = finetune(parent, ft, cfg, paths.vocab, paths.bin, paths.replay, paths.checkpoints,
                                 live_dir=Path(paths.train_reports) / "live")

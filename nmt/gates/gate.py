@@ -5,15 +5,17 @@ Expectations (ephemeral context, pandas DataFrames); checks GX cannot express (e
 files having the same number of lines) are added directly. `Gate.finish()` writes
 `<report_dir>/<stage>.json` (GX results included) and a human-readable `<stage>.md`
 (format: `nmt.gates.reports`), then
-raises `GateError` naming every failed check if any failed. Stages call it *before* they
-replace their outputs, so a failed gate leaves the previous good outputs untouched.
+raises `GateError` naming every failed check if any failed, with the params key that sets its
+threshold where the check names one (`key`: what to change when the data is right and the
+threshold is not). Stages call it *before* they replace their outputs, so a failed gate leaves
+the previous good outputs untouched.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +38,12 @@ class Check:
     success: bool
     expected: str  # the requirement, in words
     observed: str  # what the data showed
+    key: str = ""  # the params key that sets the threshold (e.g. validate.max_filtered_rate), if one does
+
+    def report(self) -> dict[str, Any]:
+        """The check as the reports give it: a failed one with its threshold's key after the requirement."""
+        expected = f"{self.expected}; set by {self.key}" if self.key and not self.success else self.expected
+        return {"name": self.name, "success": self.success, "expected": expected, "observed": self.observed}
 
 
 @dataclass
@@ -51,8 +59,8 @@ class Gate:
     def success(self) -> bool:
         return all(c.success for c in self.checks)
 
-    def check(self, name: str, success: bool, expected: str, observed: str) -> bool:
-        self.checks.append(Check(name, bool(success), expected, observed))
+    def check(self, name: str, success: bool, expected: str, observed: str, key: str = "") -> bool:
+        self.checks.append(Check(name, bool(success), expected, observed, key))
         return bool(success)
 
     def expect(self, name: str, df: pd.DataFrame, expectations: list[tuple[str, Any]]) -> bool:
@@ -71,18 +79,18 @@ class Gate:
         """Write the reports; raise `GateError` if any check failed."""
         report_dir = Path(report_dir)
         json_path, md_path = report_dir / f"{self.stage}.json", report_dir / f"{self.stage}.md"
-        body = {"stage": self.stage, "success": self.success, "checks": [asdict(c) for c in self.checks],
+        body = {"stage": self.stage, "success": self.success, "checks": [c.report() for c in self.checks],
                 "stats": self.stats, "great_expectations": self.gx_results}
         atomic_write_text(json_path, json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n")
         atomic_write_text(md_path, self.markdown())
-        failed = [c for c in self.checks if not c.success]
+        failed = [c.report() for c in self.checks if not c.success]
         if failed:
-            reasons = "; ".join(f"{c.name}: {c.observed} (expected {c.expected})" for c in failed)
+            reasons = "; ".join(f"{c['name']}: {c['observed']} (expected {c['expected']})" for c in failed)
             raise GateError(f"{self.stage} gate failed: {reasons}. Outputs were not replaced; see {md_path}")
         log.info("%s gate passed (%d checks); report in %s", self.stage, len(self.checks), md_path)
 
     def markdown(self) -> str:
-        return render_markdown(self.stage, self.success, [asdict(c) for c in self.checks], self.stats)
+        return render_markdown(self.stage, self.success, [c.report() for c in self.checks], self.stats)
 
 
 def _describe_expectation(exp: Any) -> str:

@@ -212,16 +212,18 @@ def epoch_batches(run: Run, prog: Progress) -> Epoch:
     return Epoch(pairs, batches, waste)
 
 
-def run_epoch(run: Run, prog: Progress, epoch: Epoch, stop: GracefulStop) -> float:
+def run_epoch(run: Run, prog: Progress, epoch: Epoch, stop: GracefulStop, updates: tqdm | None = None) -> float:
     """Updates over `epoch.batches` from `prog.batch` on, until the epoch or `train.max_steps`
     ends; checkpoints every `train.save_every` updates, and on SIGTERM / Ctrl-C, then stops.
-    Returns the seconds spent.
+    Returns the seconds spent. `updates`: a bar that counts updates across epochs (the fine-tune's,
+    to its max_steps, with the time left) in place of this epoch's bar of batches.
 
     The losses stay on the device and are read (one host synchronisation) only where they are
     needed: at a log point, before a checkpoint and at the epoch's end; on a CPU, after every update."""
     cfg, batches = run.cfg, epoch.batches
-    bar = tqdm(total=len(batches), initial=prog.batch, desc=f"epoch {prog.epoch + 1}", unit="batch",
-               disable=None if run.info.main else True, leave=False)
+    bar = updates if updates is not None else tqdm(total=len(batches), initial=prog.batch, unit="batch",
+                                                   desc=f"epoch {prog.epoch + 1}",
+                                                   disable=None if run.info.main else True, leave=False)
     seen, started = 0, time.perf_counter()
     pending: list[Pending] = []
     while prog.batch < len(batches) and not _reached(cfg, prog):
@@ -232,7 +234,7 @@ def run_epoch(run: Run, prog: Progress, epoch: Epoch, stop: GracefulStop) -> flo
         prog.step, prog.batch = prog.step + 1, prog.batch + len(group)
         kill_point("train-update")
         seen += n_tokens
-        bar.update(len(group))
+        bar.update(1 if updates is not None else len(group))
         logs = prog.step % cfg.log_every == 0 or prog.batch >= len(batches) or _reached(cfg, prog)
         saves = bool(cfg.save_every) and prog.step % cfg.save_every == 0
         if logs or saves or stop.requested or not run.lazy_checks:
@@ -251,7 +253,8 @@ def run_epoch(run: Run, prog: Progress, epoch: Epoch, stop: GracefulStop) -> flo
         if stop.requested:
             path = save(run, prog, epoch_end=False)
             raise TrainingInterrupted(f"stopped at update {prog.step}; checkpoint {path}; run again to resume")
-    bar.close()
+    if updates is None:
+        bar.close()
     return time.perf_counter() - started
 
 
@@ -268,8 +271,10 @@ def end_of_epoch(run: Run, prog: Progress, waste: float, seconds: float) -> bool
     record["epoch_s"], record["val_s"] = seconds, time.perf_counter() - started
     prog.history.append(record)
     log_live(run.live, record)
-    if run.info.main:
-        log.info("epoch %d: %s", prog.epoch, ", ".join(f"{k}={v:.4g}" for k, v in record.items() if k != "epoch"))
+    if run.info.main:  # an epoch that max_steps cut short is the one under way (prog.epoch counts whole ones)
+        cut = f" (cut at batch {prog.batch} by max_steps)" if prog.batch else ""
+        log.info("epoch %d%s: %s", prog.epoch + 1 if prog.batch else prog.epoch, cut,
+                 ", ".join(f"{k}={v:.4g}" for k, v in record.items() if k != "epoch"))
     # the metric itself, never another one in its place (TrainConfig requires val_bleu_sentences for val_bleu)
     metric = record[cfg.early_stop_metric]
     improved = ranking.improves(metric, prog.best, higher=HIGHER_IS_BETTER[cfg.early_stop_metric])  # strictly

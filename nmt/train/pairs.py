@@ -127,12 +127,14 @@ def read_manifest(bin_dir: Path, vocabs: Vocabularies) -> dict:
     if fmt != FORMAT_VERSION:
         raise DataError(f"{path}: format {fmt}, this code reads format {FORMAT_VERSION}; re-run the binarize stage")
     if langs != (vocabs.src_lang, vocabs.tgt_lang):
-        raise DataError(f"{path}: binarized for {'-'.join(langs)}, but the vocabularies are "
-                        f"{vocabs.src_lang}-{vocabs.tgt_lang}; re-run the binarize stage (`dvc repro binarize`)")
+        raise DataError(f"{path}: binarized for {'-'.join(langs)}, but the vocabularies given are "
+                        f"{vocabs.src_lang}-{vocabs.tgt_lang}; binarize {bin_dir} again for that direction "
+                        "(the binarize stage's --direction), or pass the vocabularies it was made with")
     differ = [name for name, sha in vocabs.hashes.items() if not isinstance(hashes, dict) or hashes.get(name) != sha]
     if differ:
-        raise DataError(f"{path}: the ids were made with other vocabularies than data/vocab's ({', '.join(differ)} "
-                        "SHA-256 differ); re-run the binarize stage (`dvc repro binarize`)")
+        raise DataError(f"{path}: the ids were made with other vocabularies than the ones given ({', '.join(differ)} "
+                        f"SHA-256 differ); binarize {bin_dir} again with those (the binarize stage's --vocab), or "
+                        "pass the vocabularies it was made with")
     return manifest
 
 

@@ -135,7 +135,7 @@ def _finish(model: Transformer, prog: Progress, detok: Detokenizer, model_cfg: M
     gate.check("training loss finite", bool(losses) and all(math.isfinite(x) for x in losses),
                "every logged training loss finite", f"{len(losses)} logged, last {losses[-1] if losses else None}")
     gate.check("final validation loss", math.isfinite(val_loss) and val_loss < cfg.max_val_loss,
-               f"< {cfg.max_val_loss:g} per token", f"{val_loss:.4f}")
+               f"< {cfg.max_val_loss:g} per token", f"{val_loss:.4f}", "train.max_val_loss")
     state = checkpoint.model_payload(model, model_cfg, vocabs)
     state.update(final={"how": how, "step": prog.step, "epoch": prog.epoch, "val_loss": val_loss},
                  history=prog.history,

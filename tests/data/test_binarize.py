@@ -4,6 +4,7 @@ chunks; the manifest, the uint16 / uint32 choice, the gate, and a data/bin that 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -155,8 +156,8 @@ def test_a_bin_of_other_vocabularies_is_a_clear_error(tmp_path: Path) -> None:
     tokens, vocab = copy_corpus(tmp_path / "a", n_train=40, n_val=8, symbols=10)
     _, other_vocab = copy_corpus(tmp_path / "b", n_train=40, n_val=8, symbols=12)
     binarize_stage(tokens, vocab, tmp_path / "bin", tmp_path / "reports")
-    with pytest.raises(DataError, match=r"made with other vocabularies than data/vocab's \(src, tgt SHA-256 differ\); "
-                                        r"re-run the binarize stage"):
+    with pytest.raises(DataError, match=r"made with other vocabularies than the ones given \(src, tgt SHA-256 "
+                                        rf"differ\); binarize {re.escape(str(tmp_path / 'bin'))} again with those"):
         open_split(tmp_path / "bin", "train", load_vocabularies(other_vocab))
 
 

@@ -424,7 +424,8 @@ def test_a_source_over_its_own_max_filtered_rate_fails_naming_it(tmp_path: Path,
     with pytest.raises(GateError) as err:
         validate(tmp_path, data)
     msg = str(err.value)
-    assert "tabs.train: dropped by the rules: 2 of 103 (1.942%) (expected share <= 0.01)" in msg
+    assert ("tabs.train: dropped by the rules: 2 of 103 (1.942%) (expected share <= 0.01; set by "
+            "data.mixes.mix.sources[1].max_filtered_rate)") in msg
     assert "lines.train" not in msg and "\n" not in msg  # the others pass validate's 0.1
     assert_untouched(tmp_path, sentinel)
 
@@ -446,7 +447,7 @@ def test_a_source_over_its_max_duplicate_rate_fails_naming_it(tmp_path: Path, da
 
 
 def test_too_few_training_pairs_fail(tmp_path: Path, data: dict) -> None:
-    with pytest.raises(GateError, match=r"train: pairs: 321 \(expected >= 1000\)"):
+    with pytest.raises(GateError, match=r"train: pairs: 321 \(expected >= 1000; set by validate\.min_train_pairs\)"):
         validate(tmp_path, data, dataclasses.replace(CFG, min_train_pairs=1000))
 
 
@@ -476,10 +477,9 @@ def _two_lines_short(path: Path) -> None:
 
 
 @pytest.mark.parametrize(("file", "corrupt", "parts"), [
-    ("tabs/deu.txt", _one_column, ("{path}:42:", "expected 2 tab-separated columns", "sources readable")),
     ("memory/memory.tmx", _unclosed_seg, ("{path}:11:", "malformed XML", "well-formed")),
     ("moses/src.txt", _two_lines_short, ("tgt.txt has 61 lines", "src.txt has 59")),
-], ids=["a TSV row with one column", "a TMX that is not well-formed", "Moses files of unequal length"])
+], ids=["a TMX that is not well-formed", "Moses files of unequal length"])
 def test_a_bad_source_file_is_one_line_naming_it_and_keeps_the_outputs(tmp_path: Path, data: dict, file: str,
                                                                       corrupt, parts: tuple[str, ...]) -> None:
     path = tmp_path / "raw" / file
@@ -489,6 +489,92 @@ def test_a_bad_source_file_is_one_line_naming_it_and_keeps_the_outputs(tmp_path:
         validate(tmp_path, data)
     assert_one_line(str(err.value), *(part.format(path=path) for part in parts))
     assert_untouched(tmp_path, sentinel)
+
+
+# --- malformed lines: skipped and counted up to the source's share, past it a failure naming the key ----
+
+
+def _not_utf8(path: Path, line: int) -> None:
+    rows = path.read_bytes().split(b"\n")
+    rows[line - 1] = rows[line - 1].replace(b"Tab", b"T\xe4b", 1)  # Latin-1, not UTF-8
+    path.write_bytes(b"\n".join(rows))
+
+
+def malformed_tabs(tmp_path: Path) -> Path:
+    """tabs/deu.txt with line 10 not UTF-8 and line 42 of one column (103 rows; its rules drop 2 more)."""
+    path = tmp_path / "raw" / "tabs" / "deu.txt"
+    _one_column(path)
+    _not_utf8(path, 10)
+    return path
+
+
+def test_malformed_lines_are_skipped_counted_by_kind_and_listed(tmp_path: Path, data: dict) -> None:
+    malformed_tabs(tmp_path)
+    assert validate(tmp_path, data).success  # 4 of 103 (3.9%) within validate's 0.1
+    stats = report(tmp_path)["stats"]["sources"]["tabs.train"]
+    assert stats["dropped"]["malformed: invalid UTF-8"] == 1
+    assert stats["dropped"]["malformed: fewer than 2 tab-separated columns"] == 1
+    assert stats["first_lines_skipped"] == {"malformed: invalid UTF-8": [10],
+                                            "malformed: fewer than 2 tab-separated columns": [42]}
+    assert stats["pairs_in"] == 103 and stats["pairs_out"] == 98  # 2 malformed, 2 by the rules, 1 repeated
+    kept = set(pairs(out(tmp_path, "train")))
+    assert (TABS_CLEAN[0][9], TABS_CLEAN[1][9]) not in kept and (TABS_CLEAN[0][41], TABS_CLEAN[1][41]) not in kept
+    assert (TABS_CLEAN[0][10], TABS_CLEAN[1][10]) in kept
+
+
+@pytest.mark.parametrize(("own", "key"), [(True, "data.mixes.mix.sources[1].max_filtered_rate"),
+                                          (False, "validate.max_filtered_rate")])
+def test_malformed_lines_past_the_share_fail_naming_the_key_and_the_lines(tmp_path: Path, data: dict, own: bool,
+                                                                          key: str) -> None:
+    malformed_tabs(tmp_path)
+    cfg = CFG
+    if own:
+        source(data, "tabs.train")["max_filtered_rate"] = 0.03
+    else:
+        cfg = dataclasses.replace(CFG, max_filtered_rate=0.03)
+        for label in ("lines.train", "memory.train", "moses.train"):
+            source(data, label)["max_filtered_rate"] = 0.1
+    sentinel = with_sentinel(tmp_path)
+    with pytest.raises(GateError) as err:
+        validate(tmp_path, data, cfg)
+    assert_one_line(str(err.value), "tabs.train: dropped by the rules: 4 of 103 (3.883%); 2 malformed lines skipped, "
+                    "first: invalid UTF-8 at 10; fewer than 2 tab-separated columns at 42",
+                    f"(expected share <= 0.03; set by {key})")
+    assert_untouched(tmp_path, sentinel)
+
+
+def test_a_test_set_with_malformed_lines_past_the_share_fails(tmp_path: Path, data: dict) -> None:
+    path = tmp_path / "raw" / "tabs" / "test.tsv"
+    write(path, [*path.read_text(encoding="utf-8").splitlines()[:13], "one", "two"])  # 2 of 15
+    with pytest.raises(GateError) as err:
+        validate(tmp_path, data)
+    assert_one_line(str(err.value), "tabs_test: malformed lines: 2 of 15; 2 malformed lines skipped, first: fewer "
+                    "than 2 tab-separated columns at 14, 15",
+                    "(expected share <= 0.1; set by validate.max_filtered_rate)")
+
+
+def test_a_corpus_in_other_languages_says_so_and_sees_swapped_columns(tmp_path: Path) -> None:
+    pytest.importorskip("eldc")
+    raw = tmp_path / "raw"
+    de = [f"Der Zug {i} fährt heute sehr pünktlich in den großen Bahnhof der Stadt ein." for i in range(80)]
+    en = [f"Train {i} is arriving very punctually today at the big station of the city." for i in range(80)]
+    write(raw / "own" / "mine.tsv", [f"{d}\t{e}" for d, e in zip(de, en)])  # de in column 0
+    val = held_out("Wert", 20)
+    write(raw / "own" / "val.de", val[0])
+    write(raw / "own" / "val.en", val[1])
+    own = {"languages": ["de", "en"], "files": files("mine.tsv", "val.de", "val.en"),
+           "splits": {"train": {"format": "tsv", "file": "mine.tsv", "en": 0, "de": 1},  # swapped by mistake
+                      "val": {"de": "val.de", "en": "val.en"}}}
+    data = {"corpus": "mix", "direction": "de-en", "corpora": {"own": own},
+            "mixes": {"mix": {"languages": ["de", "en"], "sources": [
+                {"corpus": "own", "split": "train", "role": "train"},
+                {"corpus": "own", "split": "val", "role": "dev"}]}}}
+    cfg = dataclasses.replace(CFG, min_train_pairs=10, clean=CleanConfig(langid=True, langid_min_chars=10))
+    with pytest.raises(GateError) as err:
+        validate(tmp_path, data, cfg)
+    assert_one_line(str(err.value), "own.train: in de and en: 80 of 80 pairs failed the language check; the two sides "
+                    "look swapped (the de side reads as en and the en side as de): swap the languages' columns or "
+                    "files of train (expected most pairs in de and en; set by data.corpora.own.splits.train)")
 
 
 def zip_mix(srv: Path, member: str) -> dict:
@@ -576,13 +662,22 @@ def test_a_single_corpus_in_tsv_is_validated_like_line_files(tmp_path: Path) -> 
     assert any(c.name == "train: aligned" and c.observed == "train.tsv: 302 pairs" for c in gate.checks)
 
 
-def test_a_single_corpus_tsv_row_with_one_column(tmp_path: Path) -> None:
+def test_a_single_corpus_tsv_row_with_one_column_is_skipped_and_counted(tmp_path: Path) -> None:
     corpus = single_tsv(tmp_path, ["no tab here"])
-    sentinel = with_sentinel(tmp_path)
+    cfg = ValidateConfig(min_pairs=10, min_train_pairs=100)
+    assert run_validate(tmp_path, corpus, cfg, raw_dir=tmp_path / "raw").success
+    stats = report(tmp_path)["stats"]["train"]
+    assert stats["skipped"] == {"malformed: fewer than 2 tab-separated columns": 1}
+    assert stats["first_lines_skipped"] == {"malformed: fewer than 2 tab-separated columns": [301]}
+    assert stats["pairs"] == 301 and stats["pairs_kept"] == 300
+    again = tmp_path / "again"
+    again.mkdir()
+    sentinel = with_sentinel(again)
     with pytest.raises(GateError) as err:
-        run_validate(tmp_path, corpus, ValidateConfig(min_pairs=10, min_train_pairs=100), raw_dir=tmp_path / "raw")
-    assert_one_line(str(err.value), "train: train.tsv readable", f"{tmp_path / 'raw' / 'train.tsv'}:301:")
-    assert_untouched(tmp_path, sentinel)
+        run_validate(again, corpus, dataclasses.replace(cfg, max_filtered_rate=0.001), raw_dir=tmp_path / "raw")
+    assert_one_line(str(err.value), "train: rows with problems: 1 of 301 (0.332%) (expected share <= 0.001; set by "
+                    "validate.max_filtered_rate)")
+    assert_untouched(again, sentinel)
 
 
 # --- general/params.yaml's mix, from the mirror ---------------------------------------------------

@@ -167,7 +167,8 @@ def test_bleu_floor_fails_the_stage_and_keeps_outputs(own_reports: dict[str, Pat
     (data / "test.en").write_text("".join(" ".join(reversed(r.split())) + " zz\n" for r in refs))  # wrong refs
     before = {p: p.read_bytes() for p in (s["reports"] / "metrics.json", s["reports"] / "index.html",
                                            s["reports"] / "translations" / "test.txt")}
-    with pytest.raises(GateError, match=r"test: sacreBLEU floor: \d+\.\d+ \(expected >= 60\)"):
+    with pytest.raises(GateError,
+                       match=r"test: sacreBLEU floor: \d+\.\d+ \(expected >= 60; set by evaluate\.min_bleu\)"):
         evaluate_stage(_config(min_bleu=60.0),
                        EvaluatePaths(s["model"], data, s["tokens"], s["reports"], s["reports"] / "validation", None))
     assert all(p.read_bytes() == b for p, b in before.items())

@@ -114,7 +114,7 @@ def test_unk_rate_and_length_ratio_are_reported_next_to_bleu(word_model: dict[st
 
 def test_the_unk_gate_fails_a_word_level_model(word_model: dict[str, Path]) -> None:
     with pytest.raises(GateError, match=r"test: <unk> rate: 0\.\d+ \(\d+ of 40 sentences contain <unk>\) "
-                                        r"\(expected <= 0 of output tokens\)"):
+                                        r"\(expected <= 0 of output tokens; set by evaluate\.max_unk_rate\)"):
         _evaluate(word_model, max_unk_rate=0.0)
 
 
@@ -175,7 +175,8 @@ def test_the_unk_gate_counts_the_unks_a_bpe_model_writes(bpe_model: dict[str, Pa
     _evaluate(bpe_model, max_unk_rate=rate)  # at the limit: passes
     assert json.loads((bpe_model["reports"] / "metrics.json").read_text())["test"]["unk_rate"] == rate
     outputs.clear()
-    with pytest.raises(GateError, match=r"<unk> rate: .* \(expected <= 0\.0\d+ of output tokens\)"):
+    with pytest.raises(GateError,
+                       match=r"<unk> rate: .* \(expected <= 0\.0\d+ of output tokens; set by evaluate\.max_unk_rate\)"):
         _evaluate(bpe_model, max_unk_rate=rate - 0.001)  # just below: fails
 
 
