@@ -168,6 +168,7 @@ bench: install
 	$(BIN)/python -m bench.decode_peers
 	$(BIN)/python -m bench.scale  # Multi30k from data/raw (the download stage's), or NMT_DATA_MIRROR
 	$(BIN)/python -m bench.repro_time  # this host's record in bench/results/repro_hosts/; needs NMT_DATA_MIRROR
+	$(BIN)/python -m bench.first_try  # ~10 minutes; reads ../shared/data
 	$(BIN)/python -m bench.serve_load --soak-s 300 --variants "--decoders 0" "--max-wait-ms 0" "--max-wait-ms 5" "--max-batch 64"
 	$(BIN)/python -m bench.serve_load --int8 --soak-s 0
 	PYTHONPATH=tests $(BIN)/python -c 'import sys, pathlib, support.onnx as o; o.shared_package(pathlib.Path(sys.argv[1]))' $(HOSTILE_PACKAGE)

@@ -144,9 +144,10 @@ def check_vocab_hashes(state: dict[str, Any], vocabs: Vocabularies, path: Path) 
     mine = state["vocab"]["manifest"]
     for side in ("src", "tgt"):
         if mine[side]["sha256"] != vocabs.manifest[side]["sha256"]:
-            raise DataError(f"{path}: {side} vocabulary {mine[side]['sha256'][:12]}... differs from data/vocab "
-                            f"({vocabs.manifest[side]['sha256'][:12]}...); the vocabulary was rebuilt, so "
-                            "delete models/checkpoints to train from scratch")
+            raise DataError(f"{path}: {side} vocabulary {mine[side]['sha256'][:12]}... differs from the "
+                            f"vocabularies given (--vocab: {vocabs.manifest[side]['sha256'][:12]}...); they were "
+                            "rebuilt since the run began: delete its checkpoints (--checkpoints) to train from "
+                            "scratch, or pass the vocabularies it was trained with")
 
 
 class CheckpointDir:

@@ -17,7 +17,8 @@ from support.corpus import ROOT
 
 FILES = [ROOT / "params.yaml", ROOT / "general" / "params.yaml",
          *sorted(p for p in (ROOT / "pairs").glob("*.yaml") if p.name != "dvc.yaml"),
-         *sorted(p for p in (ROOT / "finetune").glob("*.yaml") if p.name != "dvc.yaml")]
+         *sorted(p for p in (ROOT / "finetune").glob("*.yaml") if p.name != "dvc.yaml"),
+         ROOT / "examples" / "first-try" / "pair.yaml"]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -74,3 +75,13 @@ def test_make_checks_the_params_before_dvc_runs() -> None:
         check_line = next(i for i, line in enumerate(out) if "nmt check-params" in line)
         assert out[check_line].endswith(f"check-params {files}")
         assert check_line < next(i for i, line in enumerate(out) if "dvc repro" in line)
+
+
+def test_the_first_try_is_the_pair_with_the_recipe_cut_short() -> None:
+    """examples/first-try/pair.yaml (docs/pairs.md: A first try) is pairs/fr-en.yaml with a short run: it
+    states only the train and evaluate keys that cut it (the blocks a new pair's file copies)."""
+    first = yaml.safe_load((ROOT / "examples" / "first-try" / "pair.yaml").read_text())
+    assert first["recipe"] == "../../pairs/fr-en.yaml" and set(first) == {"recipe", "train", "evaluate"}
+    params, _ = check(ROOT / "examples" / "first-try" / "pair.yaml")
+    assert params.data == check(ROOT / "pairs" / "fr-en.yaml")[0].data
+    assert params.train.max_steps == 2500 and params.model == check(ROOT / "params.yaml")[0].model

@@ -215,3 +215,42 @@ def test_onmt_sample_mirror() -> None:
     assert len(de) == len(en) == 10_000
     assert not any("&apos;" in s or "&quot;" in s for s in de + en)
     assert en[0].startswith("It is not acceptable that, with the help of the national bureaucracies, Parliament's")
+
+
+# --- skipping malformed lines (a `Skips` given): counted by kind with their first line numbers --------
+
+
+def test_tsv_skips_malformed_rows_and_counts_them_by_kind(tmp_path: Path) -> None:
+    from nmt.data.chunks import Skips
+
+    path = tmp_path / "mine.tsv"
+    path.write_bytes(b"Hi.\tHallo!\nno tab\nSmile.\tL\xe4cheln!\n\nGo.\tGeh.\n")
+    skipped = Skips()
+    read = pairs(tsv_chunks(path, EN_DE, LANGS, chunk_lines=10, skipped=skipped))
+    assert read == (["Hallo!", "Geh."], ["Hi.", "Go."])
+    assert skipped == {"malformed: fewer than 2 tab-separated columns": 2, "malformed: invalid UTF-8": 1}
+    assert skipped.lines == {"malformed: fewer than 2 tab-separated columns": [2, 4], "malformed: invalid UTF-8": [3]}
+
+
+def test_line_files_skip_a_pair_with_a_line_not_utf8_and_keep_alignment(tmp_path: Path) -> None:
+    from nmt.data.chunks import Skips
+
+    files = write_pair(tmp_path, ["Eins.", "Zwei.", "Drei."], ["One.", "Two.", "Three."])
+    files["en"].write_bytes(b"One.\nTw\xf6.\nThree.\n")
+    skipped = Skips()
+    assert list(line_chunks(files, LANGS, chunk_lines=10, skipped=skipped)) == [(1, ["Eins.", "Drei."],
+                                                                                 ["One.", "Three."])]
+    assert skipped.lines == {"malformed: invalid UTF-8": [2]}
+    with pytest.raises(DataError, match=r":2: invalid UTF-8"):  # without a counter: strict, as before
+        list(line_chunks(files, LANGS, chunk_lines=10))
+
+
+def test_skips_keep_the_first_five_line_numbers_of_a_kind(tmp_path: Path) -> None:
+    from nmt.data.chunks import Skips
+
+    path = tmp_path / "mine.tsv"
+    path.write_text("".join("x\n" if i % 2 else f"a{i}\tb{i}\n" for i in range(20)), encoding="utf-8")
+    skipped = Skips()
+    list(tsv_chunks(path, EN_DE, LANGS, chunk_lines=3, skipped=skipped))
+    assert skipped["malformed: fewer than 2 tab-separated columns"] == 10
+    assert skipped.lines["malformed: fewer than 2 tab-separated columns"] == [2, 4, 6, 8, 10]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.publish.sources import Sources, measured, pct, table
+from tools.publish.sources import Sources, measured, not_yet, pct, table
 
 ENGINE = {"onnx": "ONNX package", "ct2": "CTranslate2"}
 
@@ -250,3 +250,22 @@ def decode_levers(s: Sources) -> str:
         "with each kept change (each run in a process of its own, alternating):", "",
         table(["change", "decoding", "precision", "without", "with", "speed-up", "output"], rows, "lllrrrl"), "",
         measured(r, "decode_levers")])
+
+
+def first_try(s: Sources) -> str:
+    """docs/pairs.md and docs/training.md: the first tries, stage by stage, and `nmt adapt` on the model."""
+    if not (s.bench / "first_try.json").is_file():
+        return not_yet("first_try", "python -m bench.first_try")
+    r = s.result("first_try")
+    pair, adapt = r["results"]["pair"], r["results"]["adapt"]
+    rows = ["| step | seconds |", "| --- | ---: |"]
+    rows += [f"| {name} | {sec:.0f} |" for name, sec in pair["stages_s"].items()]
+    rows += [f"| **the pair, {pair['direction']}** | **{pair['total_s']:.0f}** ({pair['total_s'] / 60:.1f} min) |",
+             f"| `nmt adapt` on its model, all ten steps | {adapt['total_s']:.0f} ({adapt['total_s'] / 60:.1f} min) |"]
+    sets = ", ".join(f"{x['set']} {x['parent_sacrebleu']:.2f} -> {x['finetuned_sacrebleu']:.2f}" for x in adapt["sets"])
+    return "\n".join(rows + [
+        "", f"The pair ({pair['config']}): {pair['updates']:,} updates, sacreBLEU {pair['test_2016_flickr']:.2f} on "
+        f"test_2016_flickr. `nmt {adapt['command']}` on "
+        f"{adapt['data']}: {adapt['updates']} updates in {adapt['train_s']:.0f} s of training, compare gate "
+        f"{'passed' if adapt['passed'] else 'FAILED'}; sacreBLEU parent -> fine-tuned: {sets}.",
+        "", measured(r, "first_try")])

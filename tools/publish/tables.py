@@ -21,6 +21,7 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "decode-peers-summary": benches.decode_peers_summary,
     "decode-levers": benches.decode_levers,
     "tokenize-cache": benches.tokenize_cache,
+    "first-try": benches.first_try,
     "train-throughput": benches.train_throughput,
     "train-throughput-summary": benches.train_throughput_summary,
     "decode-speed": benches.decode_speed,
