@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="share of each of your files that may be dropped, malformed or by the recipe's cleaning "
                         "rules, before the validate gate fails (data.mixes.adapt.sources[*].max_filtered_rate of "
                         "the run's params.yaml; default: 0.1)")
+    p.add_argument("--max-repeated", type=float, default=0.2,
+                   help="share of your training pairs that may repeat an earlier one (dropped) before the validate "
+                        "gate fails (default: 0.2)")
     p.add_argument("--replay", type=Path, help="the model's binarized training data (its data/bin), replayed "
                                                "against forgetting (default: found for a model of this project)")
     p.add_argument("--no-export", action="store_true", help="skip the ONNX package")
@@ -79,14 +82,16 @@ def request(args: argparse.Namespace) -> AdaptRequest:
                         general=tuple(args.general) if args.general else None, recipe=args.recipe,
                         columns=columns, max_steps=args.max_steps, max_minutes=args.max_minutes or None,
                         lr=args.lr, max_general_drop=args.max_drop, max_dropped=args.max_dropped,
+                        max_repeated=args.max_repeated,
                         replay=args.replay, export=not args.no_export)
 
 
-def verdict(out: Path) -> tuple[bool, str]:
-    """(passed, what to print): the compare gate's checks and the comparison table."""
+def verdict(out: Path, reached: list[str]) -> tuple[bool, str]:
+    """(passed, what to print): the compare gate's checks and the comparison table, when this run reached it."""
     gate = out / "reports" / "validation" / "finetune-compare.json"
-    if not gate.is_file():
-        return False, "no verdict: the run stopped before the compare gate (said above)"
+    if "finetune-compare" not in reached or not gate.is_file():
+        return False, f"no verdict: the run stopped {f'at {reached[-1]}' if reached else 'before its first step'}, " \
+                      "before the compare gate"
     body = json.loads(gate.read_text(encoding="utf-8"))
     lines = [f"compare gate: {'PASSED' if body['success'] else 'FAILED'} ({gate.with_suffix('.md')})"]
     lines += [f"  {'ok' if c['success'] else 'FAILED'}  {c['name']}: {c['observed']} (expected {c['expected']})"
@@ -108,18 +113,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(args.verbose)
 
+    reached: list[str] = []
+
     def adapt() -> None:
         from nmt.adapt.plan import make_plan
         from nmt.adapt.steps import run_steps
 
         req = request(args)
         req.out.mkdir(parents=True, exist_ok=True)
-        try:
-            run_steps(req, make_plan(req), force=args.force)
-        finally:
-            print(verdict(req.out)[1], file=sys.stderr)
+        run_steps(req, make_plan(req), force=args.force, reached=reached)
 
-    return run_reporting_errors("adapt", adapt)
+    status = run_reporting_errors("adapt", adapt)
+    if status != 130:  # after the error line, if any: the verdict of this run, never an earlier one
+        print(verdict(args.out, reached)[1], file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

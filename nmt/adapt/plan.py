@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 TABLE = Path("pipeline") / "models.yaml"  # the project's models: where a model file's recipe is found
 HELD_OUT = 0.05  # share of the user's lines cut to dev (and to test) when none is given, by each line's digest
 MIN_HELD_OUT = 10  # pairs a dev or test cut needs at least (validate.min_pairs of the adapt's params)
+MIN_TRAIN = 50  # training pairs at least (validate.min_train_pairs of the adapt's params)
 OWN, MIX = "own", "adapt"  # the user's corpus and the mix's names in the params file
 FORMATS = {".tsv": "tsv", ".txt": "tsv", ".tmx": "tmx"}  # file suffix -> how it is read (nmt.data.formats)
 
@@ -53,6 +54,7 @@ class AdaptRequest:
     lr: float = 1e-4  # peak learning rate (nmt/config/finetune.py)
     max_general_drop: float = 1.0  # sacreBLEU a general set may lose, or the compare gate fails
     max_dropped: float = 0.1  # share of each of the user's files that may be dropped (malformed, or by the rules)
+    max_repeated: float = 0.2  # share of the user's training pairs that may repeat an earlier one (dropped)
     replay: Path | None = None  # the parent's binarized training pairs (its data/bin) to replay against forgetting
     export: bool = True  # write the ONNX package of the fine-tuned model (after the compare gate passed)
 
@@ -118,13 +120,19 @@ def own_files(req: AdaptRequest, folder: Path) -> dict[str, Path]:
         return {s: p for s, p in files.items() if p is not None}
     if FORMATS[req.train.suffix.lower()] != "tsv":
         raise DataError(f"{req.train}: a TMX cannot be cut into {' and '.join(missing)}: pass --dev and --test")
-    lines = [x for x in req.train.read_bytes().splitlines(keepends=True) if x.strip()]
+    lines = [x for x in req.train.read_bytes().split(b"\n") if x.strip()]
+    need = MIN_TRAIN + MIN_HELD_OUT * len(missing)
+    if len(lines) < need * 4 // 3:  # a cut takes at most a quarter of the lines
+        raise DataError(f"--train {req.train}: {len(lines)} lines; nmt adapt needs at least {need * 4 // 3} without "
+                        f"--{' and --'.join(missing)} ({MIN_TRAIN} to train on, {MIN_HELD_OUT} for each cut), or "
+                        "give them")
     out = {}
     for split in missing:
         lines, held = cut(lines, HELD_OUT, split.encode())
         out[split] = _write(folder / f"{split}.tsv", held)
     out["train"] = _write(folder / "train.tsv", lines)
-    log.info("cut %s into %s: %s", req.train, folder, ", ".join(f"{s} {_count(p)} lines" for s, p in out.items()))
+    log.info("cut %s into %s: %s (the line numbers of the validate report are those of these files)", req.train,
+             folder, ", ".join(f"{s} {_count(p)} lines" for s, p in out.items()))
     return {**{s: p for s, p in files.items() if p is not None}, **out}
 
 
@@ -175,8 +183,9 @@ def params(req: AdaptRequest, plan_recipe: Path, direction: str, files: dict[str
     src, tgt = direction.split("-")
     general = general_sources(recipe, direction, req.general)
     own = {"corpus": OWN, "max_filtered_rate": req.max_dropped}
-    sources = [{**own, "split": "train", "role": "train"}, {**own, "split": "dev", "role": "dev"},
-               {**own, "split": "test", "role": "test", "name": "own_test"}, *general]
+    sources = [{**own, "split": "train", "role": "train", "max_duplicate_rate": req.max_repeated},
+               {**own, "split": "dev", "role": "dev"}, {**own, "split": "test", "role": "test", "name": "own_test"},
+               *general]
     used = {s["corpus"] for s in general}
     corpora = {OWN: corpus(files, (src, tgt), req.columns or (src, tgt))}
     clean = {} if recipe.validate.clean.langid else {"langid": True, "langid_min_chars": 20}
@@ -208,6 +217,12 @@ def make_plan(req: AdaptRequest) -> Plan:
     parent = parent_file(req.model)
     manifest = checkpoint.vocabs_of(checkpoint.load(parent)).manifest
     direction = f"{manifest['src_lang']}-{manifest['tgt_lang']}"
+    if req.columns is not None and set(req.columns) != set(direction.split("-")):
+        raise DataError(f"--columns {','.join(req.columns)}: {parent} translates {direction}; name its two languages "
+                        f"in the order of your file's columns, e.g. {direction.replace('-', ',')}")
+    if req.replay is not None and not (req.replay / "manifest.json").is_file():
+        raise DataError(f"--replay {req.replay}: no manifest.json; pass the model's binarized training data (the "
+                        "binarize stage's output, data/.../bin)")
     found = table_entry(parent)
     recipe = req.recipe or (found[0] if found else None)
     if recipe is None or not recipe.is_file():

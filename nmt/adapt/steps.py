@@ -4,10 +4,12 @@ own `main` with its gate, on the run's params file and folders; and the record t
 skip what is done.
 
 The record (`adapt.json` in the run's folder, written whole after each step) keeps each finished step's
-key: a digest of its command, of the params file as the stages read it (the recipe laid under it) and of
-the parent, chained through the steps before it. A step whose key and outputs are there is skipped; any
-change re-runs it and every step after it. A fine-tune killed part way resumes from its checkpoints with
-the same key, and starts afresh (its checkpoints cleared) with another.
+key: a digest of its command and of the params it reads (`reads`, as pipeline/stages.yaml tracks them for
+DVC, from the params file as the stages read it, the recipe laid under it), chained through the steps
+before it from the parent's SHA-256. A step whose key and outputs are there is skipped; a changed key
+re-runs it, and once one step has run every step after it runs too (its inputs may have changed). A
+fine-tune killed part way resumes from its checkpoints with the same key and starts afresh (checkpoints
+cleared) with another; `--max-minutes` is a clock, not a setting, and re-runs nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ from nmt.files.digest import sha256_file
 log = logging.getLogger(__name__)
 
 RECORD = "adapt.json"
+INTERRUPTED = 130  # a stage's exit status after Ctrl-C (nmt.command)
+FLAGS = ("Keys a gate names are this run's params.yaml, which nmt adapt writes: finetune.max_general_drop is "
+         "--max-drop, the max_filtered_rate and max_duplicate_rate of data.mixes.adapt.sources[0-2] are "
+         "--max-dropped and --max-repeated, finetune.* --max-steps and --lr; others are the recipe's (--recipe)")
 
 
 class StepFailed(NmtError):
@@ -43,6 +49,11 @@ class Step:
     module: str  # its module (main(argv))
     argv: tuple[str, ...]
     outputs: tuple[Path, ...]  # what it leaves when it passed
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The params it reads: sections or dotted keys (pipeline/stages.yaml's `params` of the stage)."""
+        return READS[self.name]
 
 
 @dataclass(frozen=True)
@@ -102,6 +113,22 @@ def steps(req: AdaptRequest, plan: Plan) -> list[Step]:
     return found
 
 
+DATA = ("data.corpus", "data.corpora", "data.mixes")
+READS = {"download": DATA, "validate": (*DATA, "validate"), "tokenize": (*DATA, "tokenize"),
+         "finetune-parent": ("data.direction", "tokenize"), "binarize": ("data.direction",),
+         "finetune": ("finetune.lr", "finetune.warmup", "finetune.cooldown", "finetune.max_steps", "finetune.replay",
+                      "train"),
+         "evaluate": ("evaluate",), "evaluate-parent": ("evaluate",),
+         "finetune-compare": ("data.direction", "finetune.general_sets", "finetune.max_general_drop"),
+         "export": ("export", "evaluate.beam_size", "evaluate.alpha", "evaluate.max_extra")}
+
+
+def _value(params: dict[str, Any], dotted: str) -> Any:
+    for part in dotted.split("."):
+        params = params.get(part, {}) if isinstance(params, dict) else {}
+    return params
+
+
 def _digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -115,28 +142,36 @@ def read_record(path: Path) -> dict[str, dict[str, str]]:
         return {"done": {}, "started": {}}
 
 
-def run_steps(req: AdaptRequest, plan: Plan, force: bool = False) -> None:
-    """Run every step not already done with the same key; `StepFailed` names the one that failed."""
+def run_steps(req: AdaptRequest, plan: Plan, force: bool = False, reached: list[str] | None = None) -> None:
+    """Run every step not already done with the same key; `StepFailed` names the one that failed. `reached`
+    gets the name of each step that passed or was up to date, and of the one that failed."""
     record_path = req.out / RECORD
     record = {"done": {}, "started": {}} if force else read_record(record_path)
-    key = _digest([read_params(plan.params, WithFinetune), sha256_file(plan.parent),
-                   sha256_file(plan.replay / "manifest.json") if plan.replay else None])
-    todo = steps(req, plan)
+    if force:
+        shutil.rmtree(req.out / "models" / "checkpoints", ignore_errors=True)
+    params = read_params(plan.params, WithFinetune)
+    key = _digest([sha256_file(plan.parent), sha256_file(plan.replay / "manifest.json") if plan.replay else None])
+    todo, ran = steps(req, plan), False
     for i, step in enumerate(todo, start=1):
-        key = _digest([key, step.name, step.argv])
-        if record["done"].get(step.name) == key and all(p.exists() for p in step.outputs):
+        key = _digest([key, step.name, step.argv, {k: _value(params, k) for k in step.reads}])
+        (reached if reached is not None else []).append(step.name)
+        if not ran and record["done"].get(step.name) == key and all(p.exists() for p in step.outputs):
             log.info("adapt: step %d of %d, %s: up to date", i, len(todo), step.name)
             continue
+        ran = True
         record["done"].pop(step.name, None)
         if step.name == "finetune" and record["started"].get(step.name) not in (None, key):
-            log.info("adapt: the fine-tune's settings changed since its checkpoints were written: starting afresh")
+            log.info("adapt: the fine-tune's settings or data changed since its checkpoints were written: "
+                     "starting afresh")
             shutil.rmtree(req.out / "models" / "checkpoints", ignore_errors=True)
         record["started"][step.name] = key
         atomic_write_text(record_path, json.dumps(record, indent=2) + "\n")
         log.info("adapt: step %d of %d, %s", i, len(todo), step.name)
         status = importlib.import_module(step.module).main(list(step.argv))
+        if status == INTERRUPTED:
+            raise KeyboardInterrupt
         if status:
             raise StepFailed(f"step {i} of {len(todo)}, {step.name}, failed (said above); fix what it names and run "
-                             "the same command again: the steps before it are not run again")
+                             f"the same command again: the steps done are not run again. {FLAGS}")
         record["done"][step.name] = key
         atomic_write_text(record_path, json.dumps(record, indent=2) + "\n")

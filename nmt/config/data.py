@@ -244,9 +244,11 @@ class TokenizeConfig:
 
 @dataclass(frozen=True)
 class VocabConfig:
-    """The `vocab` section: word-level or joint-BPE vocabularies built from train only."""
+    """The `vocab` section: word-level, joint-BPE or SentencePiece vocabularies built from train only."""
 
-    kind: Literal["word", "bpe"] = "word"  # word: spaCy tokens; bpe: joint BPE subwords of spaCy tokens
+    # word: spaCy tokens; bpe: joint BPE subwords of spaCy tokens; sentencepiece / sentencepiece-bpe: a joint
+    # SentencePiece model (unigram / BPE) of max_size pieces learned on the raw training text (nmt/text/spm.py)
+    kind: Literal["word", "bpe", "sentencepiece", "sentencepiece-bpe"] = "word"
     joint: bool = False  # one shared vocabulary for both languages (enables 3-way weight tying)
     min_freq: int = 2  # a symbol seen fewer times in train becomes <unk> (word) / is not merged (bpe)
     max_size: int | None = None  # cap on symbols per vocabulary, excluding specials (null: no cap)
@@ -257,6 +259,10 @@ class VocabConfig:
     def __post_init__(self) -> None:
         require(self.min_freq >= 1, "min_freq", "must be >= 1")
         require(self.max_size is None or self.max_size > 0, "max_size", "must be > 0 or null")
+        if self.kind.startswith("sentencepiece"):
+            require(self.max_size is not None, "max_size", "a SentencePiece vocabulary needs its size: the pieces "
+                    "besides the four specials, e.g. 8000")
+            require(self.joint, "joint", "a SentencePiece vocabulary is one model for both languages: set joint: true")
         require(self.bpe_merges >= 0, "bpe_merges", "must be >= 0")
         require(self.min_size >= 4, "min_size", "must be >= 4 (the four special symbols)")
         require(0.0 <= self.max_oov_rate <= 1.0, "max_oov_rate", "must be between 0 and 1")

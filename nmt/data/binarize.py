@@ -47,7 +47,7 @@ from nmt.files.atomic import atomic_write_text, staged_dir
 from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
 from nmt.text.detokenizer import Detokenizer, GlueCounts
-from nmt.text.tokenizer import SUFFIX, parse_tokens_line
+from nmt.text.tokenizer import SUFFIX, parse_tokens_line, restore_text
 from nmt.text.vocabularies import Vocabularies, load_vocabularies
 
 log = logging.getLogger(__name__)
@@ -108,6 +108,7 @@ class Numericaliser:
     def __init__(self, vocab_dir: str, direction: str | None, glue_from: str, glue_sentences: int) -> None:
         vocabs = load_vocabularies(Path(vocab_dir), direction)
         self.encoders = {vocabs.src_lang: vocabs.source_ids, vocabs.tgt_lang: vocabs.target_ids}
+        self.sp = vocabs.sp  # SentencePiece: the pieces of the text the tokens came from
         self.dtype = id_dtype(max(len(vocabs.src), len(vocabs.tgt)))  # the files' own: a quarter of int64 to send
         self.glue_from, self.glue_sentences = glue_from, glue_sentences  # count the glue of its first lines
 
@@ -118,7 +119,7 @@ class Numericaliser:
         seqs = []
         for lineno, line in enumerate(decode_shard(job), start=job.first_line):
             tokens, flags = parse_tokens_line(line, path, lineno)
-            seqs.append(encode(tokens))
+            seqs.append(encode(tokens if self.sp is None else self.sp.encode(restore_text(tokens, flags))))
             if glue is not None and lineno <= self.glue_sentences:
                 glue.add(tokens, flags)
         lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))

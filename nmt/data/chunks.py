@@ -43,8 +43,8 @@ class Skips(Counter):
 
     FIRST = 5
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, counts: Iterable[str] = ()) -> None:  # Counter's copy() and + pass a Counter
+        super().__init__(counts)
         self.lines: dict[str, list[int]] = {}
 
     def skip(self, kind: str, line: int) -> None:

@@ -224,7 +224,7 @@ class MixWriter:
                 log.warning("%s: %d malformed lines skipped%s", label, t.malformed, malformed.split("skipped", 1)[1])
             if src.role != "train":
                 least = cfg.min_pairs
-                gate.check(f"{label}: pairs", t.pairs_in >= least, f">= {least}", str(t.pairs_in), "validate.min_pairs")
+                gate.check(f"{label}: pairs", t.written >= least, f">= {least}", str(t.written), "validate.min_pairs")
                 if t.malformed:
                     gate.check(f"{label}: malformed lines", t.malformed / n <= most_filtered,
                                f"share <= {most_filtered:g}", f"{t.malformed} of {t.pairs_in}{malformed}", filtered_key)

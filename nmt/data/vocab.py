@@ -1,11 +1,13 @@
 """Stage 4, vocab: vocabularies from the training split only, gated.
 
-Word-level (spaCy tokens, as the reference tutorials) or joint BPE subwords learned on both
-languages' spaCy tokens; one vocabulary per side or one shared by both (`vocab.joint`).
+Word-level (spaCy tokens, as the reference tutorials), joint BPE subwords learned on both
+languages' spaCy tokens, or a joint SentencePiece model learned on both languages' raw training
+text (the tokens joined back with the whitespace spaCy recorded; nmt/text/spm.py), whose pieces
+need no spaCy to reproduce; one vocabulary per side or one shared by both (`vocab.joint`).
 The output directory holds `src.vocab` and `tgt.vocab` (one symbol per line), `bpe.merges`
-for BPE, and `manifest.json` with the languages, sizes and SHA-256 of each file, which
-checkpoints record. The gate checks the special tokens' ids, the sizes, and the <unk> rate
-on the validation split.
+for BPE, `sentencepiece.model` for SentencePiece, and `manifest.json` with the languages, sizes
+and SHA-256 of each file, which checkpoints record. The gate checks the special tokens' ids,
+the sizes, and the <unk> rate on the validation split.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ from nmt.errors import DataError
 from nmt.files.atomic import atomic_write_text, staged_dir
 from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
+from nmt.text.spm import FILE as SP_FILE
+from nmt.text.spm import SentencePiece
 from nmt.text.subword import BPE, CONT, learn_merges
-from nmt.text.tokenizer import SUFFIX, read_tokenized
+from nmt.text.tokenizer import SUFFIX, iter_tokenized, read_tokenized, restore_text
 from nmt.text.vocab import SPECIALS, UNK_ID, Vocabulary
 from nmt.text.vocabularies import MANIFEST, Vocabularies
 
@@ -50,10 +54,6 @@ class VocabPaths:
     reports: Path = arg("directory for gate reports (reports/validation)")
     # the shared parser types every valued option as a Path: `resolve_workers` reads it as a number
     workers: int = arg("processes counting word types; 0: every core this process may use", default=0)
-
-
-def _token_lists(tokens_dir: Path, split: str, lang: str) -> list[list[str]]:
-    return [toks for toks, _ in read_tokenized(split_file(tokens_dir, split, lang, SUFFIX))]
 
 
 class WordCounter:
@@ -92,9 +92,28 @@ def piece_counts(bpe: BPE, words: Counter[str]) -> Counter[str]:
     return counts
 
 
+def sentencepiece_vocabularies(data: DataConfig, cfg: VocabConfig, tokens_dir: Path) -> Vocabularies:
+    """One SentencePiece model of `max_size` pieces (and the specials) learned on the raw training text of both
+    languages, streamed line by line; its pieces are both vocabularies."""
+    langs = (data.src_lang, data.tgt_lang)
+    texts = (restore_text(tokens, flags) for lang in langs
+             for tokens, flags in iter_tokenized(split_file(tokens_dir, "train", lang, SUFFIX)))
+    model_type = "bpe" if cfg.kind == "sentencepiece-bpe" else "unigram"
+    sp = SentencePiece.train(texts, size=int(cfg.max_size or 0) + len(SPECIALS), model_type=model_type)
+    vocab = sp.vocabulary()
+    log.info("learned a SentencePiece %s model of %d pieces", model_type, len(vocab))
+    entry = {"size": len(vocab), "sha256": vocab.sha256}
+    manifest = {"kind": cfg.kind, "joint": True, "src_lang": langs[0], "tgt_lang": langs[1], "specials": list(SPECIALS),
+                "src": {"file": "src.vocab", **entry}, "tgt": {"file": "tgt.vocab", **entry}, "bpe": None,
+                "sentencepiece": {"file": SP_FILE, "model_type": model_type, "sha256": sp.sha256}}
+    return Vocabularies(vocab, vocab, None, manifest, sp)
+
+
 def build_vocabularies(data: DataConfig, cfg: VocabConfig, tokens_dir: Path, workers: int = 1) -> Vocabularies:
     """Build the vocabularies (and BPE merges) from the train split of `tokens_dir`, streaming it
     into word counts on `workers` processes (memory grows with the word types, not with the corpus)."""
+    if cfg.kind.startswith("sentencepiece"):
+        return sentencepiece_vocabularies(data, cfg, tokens_dir)
     src_lang, tgt_lang = data.src_lang, data.tgt_lang
     counts = {lang: word_counts(split_file(tokens_dir, "train", lang, SUFFIX), workers)
               for lang in (src_lang, tgt_lang)}
@@ -130,7 +149,13 @@ def bpe_alphabet(words: Counter[str]) -> list[str]:
     return [sym for c in sorted({c for w in words for c in w}) for sym in (c, CONT + c)]
 
 
-def oov_rate(vocabs: Vocabularies, vocab: Vocabulary, sentences: list[list[str]]) -> float:
+def oov_rate(vocabs: Vocabularies, vocab: Vocabulary, sentences: list[list[str]],
+             texts: list[str] | None = None) -> float:
+    """The share of <unk> among the symbols of `sentences` (token lists), or, for a SentencePiece model, of
+    `texts` (the same sentences as text)."""
+    if vocabs.sp is not None and texts is not None:
+        ids = [i for text in texts for i in vocab.encode(vocabs.sp.encode(text))]
+        return sum(i == UNK_ID for i in ids) / max(len(ids), 1)
     ids = [i for sent in sentences for i in vocab.encode(vocabs.pieces(sent, vocab))]
     return sum(i == UNK_ID for i in ids) / max(len(ids), 1)
 
@@ -151,7 +176,8 @@ def gate_vocabularies(vocabs: Vocabularies, cfg: VocabConfig, tokens_dir: Path, 
         gate.check(f"{side} ({lang}): special ids", specials == SPECIALS,
                    " ".join(f"{s}={i}" for i, s in enumerate(SPECIALS)),
                    " ".join(f"{s}={i}" for i, s in enumerate(specials)))
-        rate = oov_rate(vocabs, vocab, _token_lists(tokens_dir, "val", lang))
+        val = read_tokenized(split_file(tokens_dir, "val", lang, SUFFIX))
+        rate = oov_rate(vocabs, vocab, [t for t, _ in val], [restore_text(t, f) for t, f in val])
         gate.check(f"{side} ({lang}): val <unk> rate", rate <= cfg.max_oov_rate,
                    f"<= {cfg.max_oov_rate:g}", f"{rate:.4f}", "vocab.max_oov_rate")
         gate.stats[side] = {"lang": lang, "size": len(vocab), "val_unk_rate": round(rate, 6)}
@@ -164,6 +190,8 @@ def save_vocabularies(vocabs: Vocabularies, out_dir: Path) -> None:
         vocabs.tgt.save(tmp / "tgt.vocab")
         if vocabs.bpe is not None:
             vocabs.bpe.save(tmp / "bpe.merges")
+        if vocabs.sp is not None:
+            vocabs.sp.save(tmp / SP_FILE)
         atomic_write_text(tmp / MANIFEST, json.dumps(vocabs.manifest, indent=2) + "\n")
 
 

@@ -26,6 +26,7 @@ from nmt.export.graphs import describe, export_graphs
 from nmt.files.atomic import atomic_write_text
 from nmt.files.digest import sha256_file
 from nmt.runtime.package import CARD, FORMAT, FORMAT_VERSION
+from nmt.text.spm import FILE as SP_FILE
 from nmt.text.subword import CONT
 from nmt.text.vocab import SPECIALS
 
@@ -70,6 +71,10 @@ def write_text_files(translator: Translator, lowercase: bool, out: Path) -> None
             "tokenizer": f"spacy.blank({vocabs.manifest['src_lang']!r}).tokenizer", "spacy_version": version("spacy"),
             "subword": {"kind": "bpe", "file": "bpe.merges", "continuation_prefix": CONT} if vocabs.bpe else None,
             "detokenizer": translator.detokenizer.to_dict()}
+    if vocabs.sp is not None:  # text -> pieces -> text by SentencePiece alone: no spaCy
+        vocabs.sp.save(out / SP_FILE)
+        text.update(tokenizer=f"SentencePiece ({SP_FILE}): its pieces are the vocabulary's symbols",
+                    spacy_version=None, subword={"kind": "sentencepiece", "file": SP_FILE, "sha256": vocabs.sp.sha256})
     atomic_write_text(out / TOKENIZER, json.dumps(text, indent=1, ensure_ascii=False) + "\n")
 
 
@@ -134,7 +139,8 @@ def build_card(translator: Translator, state: dict[str, Any], cfg: ExportConfig,
         "vocab": {"kind": manifest.get("kind"), "joint": manifest.get("joint"),
                   "src": {"file": "src.vocab", "size": len(vocabs.src), "sha256": vocabs.src.sha256},
                   "tgt": {"file": "tgt.vocab", "size": len(vocabs.tgt), "sha256": vocabs.tgt.sha256},
-                  "bpe": {"file": "bpe.merges", "sha256": vocabs.bpe.sha256} if vocabs.bpe else None},
+                  "bpe": {"file": "bpe.merges", "sha256": vocabs.bpe.sha256} if vocabs.bpe else None,
+                  **({"sentencepiece": {"file": SP_FILE, "sha256": vocabs.sp.sha256}} if vocabs.sp else {})},
         "tokenizer": TOKENIZER,
         "graphs": graphs,
         "search": SEARCH,

@@ -24,7 +24,7 @@ from nmt.files.digest import sha256_file
 from nmt.files.lines import split_file
 from nmt.gates.gate import Gate
 from nmt.model import checkpoint
-from nmt.text.tokenizer import SUFFIX, read_tokenized
+from nmt.text.tokenizer import SUFFIX, read_tokenized, restore_text
 from nmt.text.vocabularies import MANIFEST, Vocabularies
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ def as_written(vocabs: Vocabularies) -> Vocabularies:
     manifest = {**m, "src": {**m["src"], "file": "src.vocab"}, "tgt": {**m["tgt"], "file": "tgt.vocab"}}
     if m.get("bpe"):
         manifest["bpe"] = {**m["bpe"], "file": "bpe.merges"}
-    return Vocabularies(vocabs.src, vocabs.tgt, vocabs.bpe, manifest)
+    return Vocabularies(vocabs.src, vocabs.tgt, vocabs.bpe, manifest, vocabs.sp)
 
 
 def check_params(state: dict, data: DataConfig, tokenize: TokenizeConfig, direction: str, path: Path) -> Vocabularies:
@@ -83,8 +83,8 @@ def parent_stage(data: DataConfig, tokenize: TokenizeConfig, paths: ParentPaths)
     gate.stats.update(parent=str(paths.parent), parent_sha256=sha256_file(paths.parent), direction=vocabs.direction,
                       src_size=len(vocabs.src), tgt_size=len(vocabs.tgt), bpe=vocabs.bpe is not None)
     for side, lang, vocab in (("src", vocabs.src_lang, vocabs.src), ("tgt", vocabs.tgt_lang, vocabs.tgt)):
-        val = [tokens for tokens, _ in read_tokenized(split_file(paths.tokens, "val", lang, SUFFIX))]
-        rate = oov_rate(vocabs, vocab, val)
+        val = read_tokenized(split_file(paths.tokens, "val", lang, SUFFIX))
+        rate = oov_rate(vocabs, vocab, [t for t, _ in val], [restore_text(t, f) for t, f in val])
         gate.check(f"{side} ({lang}): new val <unk> rate under the parent's vocabulary", rate <= MAX_UNK,
                    f"<= {MAX_UNK:g}", f"{rate:.4f}")
         gate.stats[f"{side}_val_unk_rate"] = round(rate, 6)

@@ -25,6 +25,7 @@ from nmt.errors import DataError
 from nmt.files import seal
 from nmt.files.atomic import atomic_write_bytes
 from nmt.files.killpoints import kill_point
+from nmt.text.spm import SentencePiece
 from nmt.text.subword import BPE
 from nmt.text.vocab import Vocabulary
 from nmt.text.vocabularies import Vocabularies
@@ -120,7 +121,8 @@ def _shape_of(model: torch.nn.Module) -> str:
 
 def vocab_payload(vocabs: Vocabularies) -> dict[str, Any]:
     return {"src": vocabs.src.itos, "tgt": vocabs.tgt.itos, "manifest": vocabs.manifest,
-            "bpe": [list(m) for m in vocabs.bpe.merges] if vocabs.bpe is not None else None}
+            "bpe": [list(m) for m in vocabs.bpe.merges] if vocabs.bpe is not None else None,
+            **({"sentencepiece": vocabs.sp.model} if vocabs.sp is not None else {})}
 
 
 def model_payload(model: torch.nn.Module, cfg: ModelConfig, vocabs: Vocabularies) -> dict[str, Any]:
@@ -132,7 +134,8 @@ def model_payload(model: torch.nn.Module, cfg: ModelConfig, vocabs: Vocabularies
 def vocabs_of(state: dict[str, Any]) -> Vocabularies:
     v = state["vocab"]
     bpe = BPE([tuple(m) for m in v["bpe"]]) if v["bpe"] is not None else None
-    return Vocabularies(Vocabulary(v["src"]), Vocabulary(v["tgt"]), bpe, v["manifest"])
+    sp = SentencePiece(v["sentencepiece"]) if v.get("sentencepiece") is not None else None
+    return Vocabularies(Vocabulary(v["src"]), Vocabulary(v["tgt"]), bpe, v["manifest"], sp)
 
 
 def model_config_of(state: dict[str, Any]) -> ModelConfig:

@@ -26,9 +26,8 @@ from nmt.config.loader import from_dict
 from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError, NmtError
 from nmt.runtime.package import CARD, check_card, package_file, read_card, verify_files
-from nmt.text.detokenizer import Detokenizer
+from nmt.text.spm import SentencePiece, text_codec
 from nmt.text.subword import BPE
-from nmt.text.tokenizer import make_tokenizer
 from nmt.text.vocab import Vocabulary
 from nmt.text.vocabularies import Vocabularies
 
@@ -81,9 +80,11 @@ class Ct2Translator(LineTranslator):
             src = Vocabulary.load(paths["src.vocab"], files["src.vocab"])
             tgt = Vocabulary.load(paths["tgt.vocab"], files["tgt.vocab"])
             subword = tokenizer.get("subword")  # tokenizer.json names the merges file: checked as the card's names are
-            bpe = BPE.load(package_file(root, subword["file"], tokenizer_path, "subword.file", RECONVERT)) \
-                if subword else None
-            manifest = {"kind": "bpe" if bpe else "word", "joint": files["src.vocab"] == files["tgt.vocab"],
+            sub = package_file(root, subword["file"], tokenizer_path, "subword.file", RECONVERT) if subword else None
+            sp = SentencePiece.load(sub, subword["sha256"]) if sub and subword["kind"] == "sentencepiece" else None
+            bpe = BPE.load(sub) if sub and sp is None else None
+            manifest = {"kind": "sentencepiece" if sp else "bpe" if bpe else "word",
+                        "joint": files["src.vocab"] == files["tgt.vocab"],
                         "src_lang": card["languages"]["src"], "tgt_lang": card["languages"]["tgt"]}
             shipped = card["decoding"]
             given = {"beam_size": beam_size if beam_size is not None else shipped["beam_size"],
@@ -92,13 +93,13 @@ class Ct2Translator(LineTranslator):
                 given["max_extra"] = max_extra
             decoding = from_dict(Decoding, given, key="decoding", source=str(card_path))
             max_len = card["model"]["max_len"]
-            detokenizer = Detokenizer.from_dict(tokenizer["detokenizer"])
-            tokenize = make_tokenizer(tokenizer["src_lang"], tokenizer["lowercase"])
+            tokenize, detokenizer = text_codec(sp, tokenizer["src_lang"], tokenizer["lowercase"],
+                                               tokenizer["detokenizer"])
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise DataError(f"{card_path}: malformed model folder ({type(exc).__name__}: {exc}); {RECONVERT}") from None
         check_card(card, card_path, RECONVERT)
         ct2 = open_ct2(model_dir, compute_type, intra_threads, inter_threads)
-        return cls(ct2=ct2, model_max_len=max_len, vocabs=Vocabularies(src, tgt, bpe, manifest), tokenize=tokenize,
+        return cls(ct2=ct2, model_max_len=max_len, vocabs=Vocabularies(src, tgt, bpe, manifest, sp), tokenize=tokenize,
                    detokenizer=detokenizer, beam_size=decoding.beam_size, alpha=decoding.alpha,
                    max_extra=decoding.max_extra, batch_size=batch_size)
 

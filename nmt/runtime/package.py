@@ -22,6 +22,7 @@ from nmt.config.loader import from_dict
 from nmt.errors import DataError
 from nmt.files.atomic import atomic_write_text
 from nmt.files.digest import sha256_file
+from nmt.text.spm import SentencePiece
 from nmt.text.subword import BPE
 from nmt.text.vocab import Vocabulary
 from nmt.text.vocabularies import Vocabularies
@@ -138,6 +139,8 @@ def load_package(path: Path) -> Package:
                  "tokenizer": card["tokenizer"]}  # every name the card gives, checked before any file is read
         if vocab.get("bpe"):
             named["vocab.bpe.file"] = vocab["bpe"]["file"]
+        if vocab.get("sentencepiece"):
+            named["vocab.sentencepiece.file"] = vocab["sentencepiece"]["file"]
         named.update({f"graphs.{variant}.{graph}.file": entry["file"]
                       for variant, graphs in card.get("graphs", {}).items() for graph, entry in (graphs or {}).items()})
         paths = {entry: package_file(root, name, card_path, entry) for entry, name in named.items()}
@@ -145,6 +148,8 @@ def load_package(path: Path) -> Package:
         src = Vocabulary.load(paths["vocab.src.file"], vocab["src"]["sha256"])
         tgt = Vocabulary.load(paths["vocab.tgt.file"], vocab["tgt"]["sha256"])
         bpe = BPE.load(paths["vocab.bpe.file"]) if vocab.get("bpe") else None
+        sp = SentencePiece.load(paths["vocab.sentencepiece.file"], vocab["sentencepiece"]["sha256"]) \
+            if vocab.get("sentencepiece") else None
         tokenizer = json.loads(paths["tokenizer"].read_text(encoding="utf-8"))
         absent = [f"{card['tokenizer']}: {k}" for k in ("src_lang", "lowercase", "detokenizer") if k not in tokenizer]
         absent += [f"{CARD}: {part}" for part in ("model", "decoding", "graphs", "languages") if part not in card]
@@ -152,10 +157,10 @@ def load_package(path: Path) -> Package:
             raise KeyError(", ".join(absent))
         manifest = {"kind": vocab.get("kind"), "joint": vocab.get("joint"), "src_lang": card["languages"]["src"],
                     "tgt_lang": card["languages"]["tgt"], "src": vocab["src"], "tgt": vocab["tgt"],
-                    "bpe": vocab.get("bpe")}
+                    "bpe": vocab.get("bpe"), **({"sentencepiece": vocab["sentencepiece"]} if sp else {})}
         decoding = {k: card["decoding"][k] for k in ("beam_size", "alpha", "max_extra")}
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise DataError(f"{card_path}: malformed package ({type(exc).__name__}: {exc}); {REEXPORT}") from None
     check_card(card, card_path, REEXPORT)
-    return Package(root, card, Vocabularies(src, tgt, bpe, manifest), tokenizer,
+    return Package(root, card, Vocabularies(src, tgt, bpe, manifest, sp), tokenizer,
                    from_dict(Decoding, decoding, key="decoding", source=str(card_path)))

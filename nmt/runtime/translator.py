@@ -26,8 +26,7 @@ from nmt.files.cores import available_cores
 from nmt.runtime.package import Package, load_package
 from nmt.runtime.pool import DecoderPool, Settings
 from nmt.runtime.session import OnnxModel
-from nmt.text.detokenizer import Detokenizer
-from nmt.text.tokenizer import make_tokenizer
+from nmt.text.spm import text_codec
 from nmt.text.vocabularies import pad_batch
 
 log = logging.getLogger(__name__)
@@ -66,6 +65,7 @@ class OnnxTranslator(LineTranslator):
         decoding = from_dict(Decoding, asdict(package.decoding) | {k: v for k, v in given.items() if v is not None},
                              key="decoding", source="OnnxTranslator.from_dir")
         tok = package.tokenizer
+        tokenize, detokenizer = text_codec(package.vocabs.sp, tok["src_lang"], tok["lowercase"], tok["detokenizer"])
         count = workers or available_cores()
         options = {"device": device, "threads": threads or max(1, available_cores() // count), "int8": int8,
                    "beam_size": decoding.beam_size, "alpha": decoding.alpha, "max_extra": decoding.max_extra,
@@ -75,8 +75,7 @@ class OnnxTranslator(LineTranslator):
         if count > 1 and workers != 1:  # auto (0): started the first time a call brings AUTO_SENTENCES
             pool = DecoderPool(cls.from_dir, path, count, options, start_at=AUTO_SENTENCES if workers == 0 else 0)
         return cls(package=package, model=model, vocabs=package.vocabs,
-                   tokenize=make_tokenizer(tok["src_lang"], tok["lowercase"]),
-                   detokenizer=Detokenizer.from_dict(tok["detokenizer"]),
+                   tokenize=tokenize, detokenizer=detokenizer,
                    beam_size=decoding.beam_size, alpha=decoding.alpha, max_extra=decoding.max_extra,
                    batch_size=batch_size, pool=pool)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from nmt.errors import DataError
+from nmt.text.spm import SentencePiece
 from nmt.text.subword import BPE, merge_pieces
 from nmt.text.vocab import BOS_ID, EOS_ID, PAD_ID, Vocabulary
 
@@ -32,6 +33,7 @@ class Vocabularies:
     tgt: Vocabulary
     bpe: BPE | None  # None for word-level vocabularies
     manifest: dict  # languages, kind, joint, files and their SHA-256
+    sp: SentencePiece | None = None  # vocab.kind sentencepiece: the model whose pieces src and tgt are
 
     @property
     def src_lang(self) -> str:
@@ -49,9 +51,9 @@ class Vocabularies:
     def hashes(self) -> dict[str, str | None]:
         """SHA-256 of the source and target vocabularies and the BPE merges (None: word level), as
         the manifest records them: what ids made with these vocabularies (data/bin) are checked against."""
-        bpe = self.manifest.get("bpe")
+        bpe, sp = self.manifest.get("bpe"), self.manifest.get("sentencepiece")
         return {"src": self.manifest["src"]["sha256"], "tgt": self.manifest["tgt"]["sha256"],
-                "bpe": bpe["sha256"] if bpe else None}
+                "bpe": bpe["sha256"] if bpe else None, **({"sentencepiece": sp["sha256"]} if sp else {})}
 
     def toward(self, direction: str | None) -> Vocabularies:
         """These vocabularies for translating `direction` ("src-tgt"): themselves when it is theirs,
@@ -64,7 +66,7 @@ class Vocabularies:
                             f"translate {self.src_lang}-{self.tgt_lang} or {self.tgt_lang}-{self.src_lang}")
         m = self.manifest
         manifest = {**m, "src_lang": m["tgt_lang"], "tgt_lang": m["src_lang"], "src": m["tgt"], "tgt": m["src"]}
-        return Vocabularies(self.tgt, self.src, self.bpe, manifest)
+        return Vocabularies(self.tgt, self.src, self.bpe, manifest, self.sp)
 
     def pieces(self, tokens: list[str], vocab: Vocabulary | None = None, dropout: float = 0.0,
                rng: random.Random | None = None) -> list[str]:
@@ -107,12 +109,15 @@ def load_vocabularies(vocab_dir: Path, direction: str | None = None) -> Vocabula
                         "re-run the vocab stage") from None
     src = Vocabulary.load(vocab_dir / files["src"][0], files["src"][1])
     tgt = Vocabulary.load(vocab_dir / files["tgt"][0], files["tgt"][1])
+    sp = None
+    if manifest.get("sentencepiece"):
+        sp = SentencePiece.load(vocab_dir / manifest["sentencepiece"]["file"], manifest["sentencepiece"]["sha256"])
     bpe = None
     if "bpe" in files:
         bpe = BPE.load(vocab_dir / files["bpe"][0])
         if bpe.sha256 != files["bpe"][1]:
             raise DataError(f"{vocab_dir / files['bpe'][0]}: SHA-256 differs from {MANIFEST}; re-run the vocab stage")
-    return Vocabularies(src, tgt, bpe, manifest).toward(direction)
+    return Vocabularies(src, tgt, bpe, manifest, sp).toward(direction)
 
 
 def pad_batch(rows: Sequence[Sequence[int] | np.ndarray], length: int | None = None) -> np.ndarray:

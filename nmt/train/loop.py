@@ -272,7 +272,7 @@ def end_of_epoch(run: Run, prog: Progress, waste: float, seconds: float) -> bool
     prog.history.append(record)
     log_live(run.live, record)
     if run.info.main:  # an epoch that max_steps cut short is the one under way (prog.epoch counts whole ones)
-        cut = f" (cut at batch {prog.batch} by max_steps)" if prog.batch else ""
+        cut = f" (cut short at batch {prog.batch})" if prog.batch else ""
         log.info("epoch %d%s: %s", prog.epoch + 1 if prog.batch else prog.epoch, cut,
                  ", ".join(f"{k}={v:.4g}" for k, v in record.items() if k != "epoch"))
     # the metric itself, never another one in its place (TrainConfig requires val_bleu_sentences for val_bleu)

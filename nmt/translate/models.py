@@ -26,6 +26,7 @@ from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError
 from nmt.files.seal import sealed_digest
 from nmt.runtime.package import CARD, package_file
+from nmt.text import spm
 from nmt.text.languages import warm_up
 from nmt.text.tokenizer import make_tokenizer
 
@@ -83,7 +84,9 @@ class Model:
     def for_thread(self) -> LineTranslator:
         """A translator for one thread: its own tokenizer and (ONNX) search state, the weights and
         sessions shared (ONNX Runtime sessions, CTranslate2 and torch in eval mode are thread-safe)."""
-        tokenize = make_tokenizer(self.tokenizer["src_lang"], self.tokenizer["lowercase"])
+        sp = self.translator.vocabs.sp
+        tokenize = make_tokenizer(self.tokenizer["src_lang"], self.tokenizer["lowercase"]) if sp is None \
+            else spm.tokenizer(sp, self.tokenizer["lowercase"])
         if self.kind == "onnx":
             onnx: Any = self.translator
             return dataclasses.replace(onnx, model=copy.copy(onnx.model), tokenize=tokenize)

@@ -16,36 +16,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nmt.data import binarize, download, tokenize, validate, vocab
-from nmt.train import stage as train
-from support.pairs import FR_CS, smoke, tiny_corpus
+from support.pairs import FR_CS
 from support.scratch import url_env
+from support.stages import train_smoke
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[2]
 STEPS = ("download", "validate", "tokenize", "finetune-parent", "binarize", "finetune", "evaluate", "evaluate-parent",
          "finetune-compare", "export")
-
-
-def build_parent(root: Path) -> tuple[Path, Path]:
-    """(the recipe, the model file): the smoke fr-en model, trained by the stages on the tiny corpus."""
-    params = smoke(yaml.safe_load((ROOT / "params.yaml").read_text()))
-    params["data"].update(corpus="tiny", direction="fr-en", corpora={"tiny": tiny_corpus(root / "srv")})
-    recipe = root / "recipe.yaml"
-    recipe.write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True))
-    d, r, p = root / "data", root / "reports", ["--params", str(recipe)]
-    for module, argv in ((download, ["--out", f"{d}/raw"]),
-                         (validate, ["--raw", f"{d}/raw", "--out", f"{d}/validated", "--reports", str(r)]),
-                         (tokenize, ["--in", f"{d}/validated", "--out", f"{d}/tokens", "--reports", str(r),
-                                     "--cache-dir", f"{root}/cache"]),
-                         (vocab, ["--tokens", f"{d}/tokens", "--out", f"{d}/vocab", "--reports", str(r)]),
-                         (binarize, ["--tokens", f"{d}/tokens", "--vocab", f"{d}/vocab", "--out", f"{d}/bin",
-                                     "--reports", str(r)]),
-                         (train, ["--vocab", f"{d}/vocab", "--tokens", f"{d}/tokens", "--bin", f"{d}/bin",
-                                  "--checkpoints", f"{root}/models/checkpoints", "--model", f"{root}/models/model.pt",
-                                  "--reports", str(r), "--train-reports", f"{r}/train"])):
-        assert module.main([*p, *argv]) == 0, module.__name__
-    return recipe, root / "models" / "model.pt"
 
 
 def own_tsv(path: Path) -> Path:
@@ -71,7 +48,8 @@ def adapted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, subpr
     if not (FR_CS / "train.fr.gz").is_file():
         pytest.skip(f"the French-Czech Multi30k mirror is not at {FR_CS}")
     root = tmp_path_factory.mktemp("adapt")
-    recipe, model = build_parent(root / "parent")
+    (root / "parent").mkdir()
+    recipe, model = train_smoke(root / "parent")
     out = root / "run"
     run = nmt("adapt", "--model", str(model), "--recipe", str(recipe), "--train", str(own_tsv(root / "mine.tsv")),
               "--replay", str(root / "parent" / "data" / "bin"), "--max-steps", "20", "--lr", "0.001", "--max-drop",
@@ -112,14 +90,25 @@ def test_malformed_lines_are_skipped_and_counted(adapted) -> None:
     assert dropped.get("malformed: invalid UTF-8") == 1
 
 
-def test_a_second_run_does_nothing(adapted) -> None:
+def test_a_second_run_does_nothing_and_a_changed_gate_reruns_only_what_reads_it(adapted) -> None:
+    """The same command again: every step up to date. --max-drop (finetune.max_general_drop, read by the compare
+    gate only) changed: the compare gate and the export after it run, the fine-tune is not touched."""
     model, out, _ = adapted
     params = yaml.safe_load((out / "params.yaml").read_text())
-    again = nmt("adapt", "--model", str(model), "--recipe", str(out / params["recipe"]), "--train",
-                str(out.parent / "mine.tsv"), "--replay", str(out.parent / "parent" / "data" / "bin"), "--max-steps",
-                "20", "--lr", "0.001", "--max-drop", "100", "--out", str(out))
+    args = ["adapt", "--model", str(model), "--recipe", str(out / params["recipe"]), "--train", str(out.parent /
+            "mine.tsv"), "--replay", str(out.parent / "parent" / "data" / "bin"), "--max-steps", "20", "--lr", "0.001",
+            "--out", str(out)]
+    again = nmt(*args, "--max-drop", "100")
     assert again.returncode == 0, again.stderr[-3000:]
     assert again.stderr.count(": up to date") == len(STEPS) and "compare gate: PASSED" in again.stderr
+    weights = (out / "models" / "model.pt").read_bytes()
+    changed = nmt(*args, "--max-drop", "50")
+    assert changed.returncode == 0, changed.stderr[-3000:]
+    assert changed.stderr.count(": up to date") == STEPS.index("finetune-compare")
+    assert "step 9 of 10, finetune-compare\n" in changed.stderr and "expected >= parent - 50" in changed.stderr
+    assert (out / "models" / "model.pt").read_bytes() == weights
+    back = nmt(*args, "--max-drop", "100")  # as the fixture left it, for the other tests
+    assert back.returncode == 0 and "compare gate: PASSED" in back.stderr
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -127,12 +116,18 @@ def test_a_second_run_does_nothing(adapted) -> None:
     (["--train", "{mine}", "--general", "newstest2014"],
      "--general: ['newstest2014'] are not test sets of the recipe (it has: ['test_2016_flickr'])"),
     (["--train", "{mine}", "--columns", "fr"], "--columns 'fr': expected two language codes"),
+    (["--train", "{mine}", "--columns", "de,en"], "--columns de,en: "),
+    (["--train", "{small}"], "lines; nmt adapt needs at least 93 without --dev and --test"),
+    (["--train", "{mine}", "--replay", "{small}"], "no manifest.json; pass the model's binarized training data"),
 ])
 def test_a_wrong_input_is_one_line_before_any_stage(adapted, tmp_path: Path, args: list[str], message: str) -> None:
     model, out, _ = adapted
     params = yaml.safe_load((out / "params.yaml").read_text())
-    args = [a.format(mine=out.parent / "mine.tsv") for a in args]
+    small = tmp_path / "small.tsv"
+    small.write_bytes(b"".join(line + b"\n" for line in (out.parent / "mine.tsv").read_bytes().split(b"\n")[:60]))
+    args = [a.format(mine=out.parent / "mine.tsv", small=small) for a in args]
     run = nmt("adapt", "--model", str(model), "--recipe", str(out / params["recipe"]), *args, "--out",
               str(tmp_path / "run"))
     assert run.returncode == 1 and message in run.stderr and "Traceback" not in run.stderr, run.stderr[-2000:]
-    assert "adapt: step 1" not in run.stderr
+    assert "adapt: step 1" not in run.stderr and run.stderr.rstrip().endswith("before its first step, before the "
+                                                                             "compare gate")

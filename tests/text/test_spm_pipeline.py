@@ -1,0 +1,96 @@
+"""`vocab.kind: sentencepiece` through the pipeline (issue 75, its first part): the vocab stage learns a
+SentencePiece model on the raw training text, gated; binarize, train, evaluate and export use it; the ONNX
+package carries `sentencepiece.model` and translates as the model file does, torch-free; a consumer with
+only the sentencepiece library turns text into the package's ids (no spaCy); a changed model file in a
+package is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nmt.errors import ConfigError, DataError
+from support.pairs import FR_CS
+from support.stages import train_smoke
+
+pytestmark = pytest.mark.slow
+LINES = ["Un homme en chemise bleue est assis sur une chaise.", "Deux enfants jouent dans le parc.",
+         "Une femme avec un chapeau rouge marche dans la rue."]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("sentencepiece")
+    if not (FR_CS / "train.fr.gz").is_file():
+        pytest.skip(f"the French-Czech Multi30k mirror is not at {FR_CS}")
+    root = tmp_path_factory.mktemp("spm")
+    train_smoke(root, evaluated=True, vocab={"kind": "sentencepiece", "max_size": 600, "joint": True,
+                                             "min_size": 100})
+    return root
+
+
+def test_the_vocab_stage_learns_a_gated_sentencepiece_model(trained: Path) -> None:
+    manifest = json.loads((trained / "data" / "vocab" / "manifest.json").read_text())
+    assert manifest["kind"] == "sentencepiece" and manifest["sentencepiece"]["model_type"] == "unigram"
+    assert (trained / "data" / "vocab" / "sentencepiece.model").is_file() and manifest["src"]["size"] <= 604
+    gate = json.loads((trained / "reports" / "validation" / "vocab.json").read_text())
+    assert gate["success"] and gate["stats"]["src"]["val_unk_rate"] == 0.0  # byte fallback: no <unk>
+
+
+def test_the_package_translates_as_the_model_file_does_without_torch_or_spacy(trained: Path) -> None:
+    from nmt.config.evaluate import Decoding
+    from nmt.decode.translator import Translator
+    from nmt.runtime.translator import OnnxTranslator
+
+    package = trained / "models" / "onnx"
+    card = json.loads((package / "model.json").read_text())
+    assert card["vocab"]["sentencepiece"]["file"] == "sentencepiece.model"
+    assert json.loads((package / "tokenizer.json").read_text())["subword"]["kind"] == "sentencepiece"
+    torch_side = Translator.from_file(trained / "models" / "model.pt", Decoding(beam_size=1))
+    onnx_side = OnnxTranslator.from_dir(package, beam_size=1, workers=1)
+    assert onnx_side.translate(LINES) == torch_side.translate(LINES)
+
+
+def test_a_consumer_needs_only_sentencepiece_for_the_ids(trained: Path) -> None:
+    import sentencepiece
+
+    from nmt.runtime.package import load_package
+
+    package = load_package(trained / "models" / "onnx")
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(trained / "models" / "onnx" / "sentencepiece.model"))
+    tokens, _ = next(iter(package_tokenizer(package)([LINES[0]])))
+    assert sp.encode(LINES[0]) == package.vocabs.src.encode(tokens)
+
+
+def package_tokenizer(package):
+    from nmt.text.spm import tokenizer
+
+    return tokenizer(package.vocabs.sp, package.tokenizer["lowercase"])
+
+
+def test_a_package_whose_sentencepiece_model_changed_is_refused(trained: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from nmt.runtime.package import load_package
+
+    copy = tmp_path / "onnx"
+    shutil.copytree(trained / "models" / "onnx", copy)
+    data = bytearray((copy / "sentencepiece.model").read_bytes())
+    data[50] ^= 1
+    (copy / "sentencepiece.model").write_bytes(bytes(data))
+    with pytest.raises(DataError, match="sentencepiece.model"):
+        load_package(copy)
+
+
+@pytest.mark.parametrize(("vocab", "message"), [
+    ({"kind": "sentencepiece", "max_size": None}, "vocab.max_size: a SentencePiece vocabulary needs its size"),
+    ({"kind": "sentencepiece", "max_size": 800, "joint": False}, "vocab.joint: a SentencePiece vocabulary is one"),
+])
+def test_a_sentencepiece_vocabulary_needs_a_size_and_one_model(vocab: dict, message: str) -> None:
+    from nmt.config.data import VocabConfig
+    from nmt.config.loader import from_dict
+
+    with pytest.raises(ConfigError, match=message):
+        from_dict(VocabConfig, {"joint": True, **vocab}, key="vocab")
