@@ -4,7 +4,13 @@ with their own commands (download .. train, then evaluate) in a scratch folder, 
 model it made on 1,014 pairs it never trained on (Multi30k val, the pair's dev set, as stand-in user data)
 with the documented first-try budget. Writes bench/results/first_try.json (the `first-try` block).
 
-    python -m bench.first_try [--adapt-steps 200]
+`--vocab-kinds UPDATES`: the vocabularies side by side on a first try's budget (issue 75), for the default
+de-en recipe and the fr-en pair: spaCy + BPE (the recipe's), then SentencePiece unigram and BPE of the same
+size, each trained from the same data with the same command, and scored on val only (greedy, through the
+engine `nmt translate` runs): sacreBLEU, chrF, source symbols per sentence, training tokens/s. Writes
+vocab_kinds.json.
+
+    python -m bench.first_try [--adapt-steps 200] [--vocab-kinds UPDATES]
 """
 
 from __future__ import annotations
@@ -28,8 +34,8 @@ STAGES = [("download", "nmt.data.download", "--out data/raw"),
           ("validate", "nmt.data.validate", "--raw data/raw --out data/validated --reports reports/data"),
           ("tokenize", "nmt.data.tokenize", "--in data/validated --out data/tokens --reports reports/data"),
           ("vocab", "nmt.data.vocab", "--tokens data/tokens --out data/vocab --reports reports/data"),
-          ("binarize", "nmt.data.binarize", "--direction fr-en --tokens data/tokens --vocab data/vocab --out data/bin "
-                                            "--reports reports/validation"),
+          ("binarize", "nmt.data.binarize", "--tokens data/tokens --vocab data/vocab --out data/bin --reports "
+                                            "reports/validation"),
           ("train", "nmt.train.stage", "--vocab data/vocab --tokens data/tokens --bin data/bin --checkpoints "
                                        "models/checkpoints --model models/model.pt --reports reports/validation "
                                        "--train-reports reports/train"),
@@ -46,11 +52,50 @@ def timed(cmd: list[str], cwd: Path) -> float:
     return round(time.perf_counter() - start, 1)
 
 
+def vocab_kinds(updates: int) -> None:
+    import sacrebleu
+
+    from nmt.translate.local import LocalTranslator
+    from nmt.translate.models import ModelOptions
+
+    first = yaml.safe_load((ROOT / "examples" / "first-try" / "pair.yaml").read_text())
+    rows = []
+    for pair, recipe in (("de-en", "params.yaml"), ("fr-en", "pairs/fr-en.yaml")):
+        size = None
+        for kind in ("bpe", "sentencepiece", "sentencepiece-bpe"):
+            with tempfile.TemporaryDirectory(prefix=f"vocab-{kind}-") as tmp:
+                work = Path(tmp)
+                vocab = {} if size is None else {"kind": kind, "max_size": size - 4, "joint": True}
+                params = {"recipe": str(ROOT / recipe), "train": {**first["train"], "max_steps": updates},
+                          **({"vocab": vocab} if vocab else {})}
+                (work / "pair.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+                for _, module, argv in STAGES[:-1]:
+                    timed([sys.executable, "-m", module, "--params", "pair.yaml", *argv.split()], work)
+                size = size or json.loads((work / "data" / "vocab" / "manifest.json").read_text())["src"]["size"]
+                train = json.loads((work / "data" / "bin" / "manifest.json").read_text())["splits"]["train"]
+                live = json.loads((work / "reports" / "train" / "live" / "metrics.json").read_text())
+                src, tgt = pair.split("-")
+                lines = [(work / "data" / "validated" / f"val.{lang}").read_text().splitlines() for lang in (src, tgt)]
+                engine = LocalTranslator.open(work / "models" / "model.pt", ModelOptions(beam_size=1))
+                hyps = list(engine.lines(lines[0]))
+                rows.append({"pair": pair, "kind": kind, "vocab_size": size, "updates": updates,
+                             "val_sacrebleu": round(sacrebleu.corpus_bleu(hyps, [lines[1]]).score, 2),
+                             "val_chrf": round(sacrebleu.corpus_chrf(hyps, [lines[1]]).score, 2),
+                             "src_symbols_per_sentence": round((train["src_ids"] - train["pairs"]) / train["pairs"], 2),
+                             "train_tokens_per_s": round(live["tokens_per_s"], 1)})
+                print(rows[-1])
+    write_result("vocab_kinds", {"rows": rows, "decoding": "greedy (beam 1) on val, sacreBLEU on detokenized text"},
+                 repeats=1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--adapt-steps", type=int, default=200)
     ap.add_argument("--adapt-minutes", type=float, default=5.0)
+    ap.add_argument("--vocab-kinds", type=int, metavar="UPDATES", help="the vocabularies side by side, UPDATES each")
     args = ap.parse_args()
+    if args.vocab_kinds:
+        return vocab_kinds(args.vocab_kinds)
     with tempfile.TemporaryDirectory(prefix="first-try-") as tmp:
         work = Path(tmp)
         pair = yaml.safe_load((ROOT / "examples" / "first-try" / "pair.yaml").read_text())

@@ -21,7 +21,7 @@ from nmt.decode.lines import LineTranslator, Tokenizer
 from nmt.errors import DataError, NmtError
 from nmt.model import checkpoint
 from nmt.model.transformer import Transformer
-from nmt.text.spm import text_codec
+from nmt.text.spm import text_detokenizer, text_tokenizer
 from nmt.text.vocabularies import pad_batch
 
 
@@ -54,9 +54,9 @@ class Translator(LineTranslator):
         checkpoint.load_weights(model, state["model"], Path(path))
         model.to(_torch_device(device)).eval()
         text = state["text"]
-        spacy_or_sp, detokenizer = text_codec(vocabs.sp, text["src_lang"], text["lowercase"], text["detokenizer"])
-        return cls(model=model, vocabs=vocabs, tokenize=tokenize or spacy_or_sp,
-                   detokenizer=detokenizer, beam_size=decoding.beam_size,
+        return cls(model=model, vocabs=vocabs,
+                   tokenize=tokenize or text_tokenizer(vocabs.sp, text["src_lang"], text["lowercase"]),
+                   detokenizer=text_detokenizer(vocabs.sp, text["detokenizer"]), beam_size=decoding.beam_size,
                    alpha=decoding.alpha, max_extra=decoding.max_extra, batch_size=batch_size,
                    text_settings={k: v for k, v in text.items() if k != "detokenizer"})
 

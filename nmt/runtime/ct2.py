@@ -26,7 +26,7 @@ from nmt.config.loader import from_dict
 from nmt.decode.lines import LineTranslator
 from nmt.errors import DataError, NmtError
 from nmt.runtime.package import CARD, check_card, package_file, read_card, verify_files
-from nmt.text.spm import SentencePiece, text_codec
+from nmt.text.spm import SentencePiece, text_detokenizer, text_tokenizer
 from nmt.text.subword import BPE
 from nmt.text.vocab import Vocabulary
 from nmt.text.vocabularies import Vocabularies
@@ -93,8 +93,8 @@ class Ct2Translator(LineTranslator):
                 given["max_extra"] = max_extra
             decoding = from_dict(Decoding, given, key="decoding", source=str(card_path))
             max_len = card["model"]["max_len"]
-            tokenize, detokenizer = text_codec(sp, tokenizer["src_lang"], tokenizer["lowercase"],
-                                               tokenizer["detokenizer"])
+            detokenizer = text_detokenizer(sp, tokenizer["detokenizer"])
+            tokenize = text_tokenizer(sp, tokenizer["src_lang"], tokenizer["lowercase"])
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise DataError(f"{card_path}: malformed model folder ({type(exc).__name__}: {exc}); {RECONVERT}") from None
         check_card(card, card_path, RECONVERT)

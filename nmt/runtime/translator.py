@@ -26,7 +26,7 @@ from nmt.files.cores import available_cores
 from nmt.runtime.package import Package, load_package
 from nmt.runtime.pool import DecoderPool, Settings
 from nmt.runtime.session import OnnxModel
-from nmt.text.spm import text_codec
+from nmt.text.spm import text_detokenizer, text_tokenizer
 from nmt.text.vocabularies import pad_batch
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,8 @@ class OnnxTranslator(LineTranslator):
         decoding = from_dict(Decoding, asdict(package.decoding) | {k: v for k, v in given.items() if v is not None},
                              key="decoding", source="OnnxTranslator.from_dir")
         tok = package.tokenizer
-        tokenize, detokenizer = text_codec(package.vocabs.sp, tok["src_lang"], tok["lowercase"], tok["detokenizer"])
+        tokenize = text_tokenizer(package.vocabs.sp, tok["src_lang"], tok["lowercase"])
+        detokenizer = text_detokenizer(package.vocabs.sp, tok["detokenizer"])
         count = workers or available_cores()
         options = {"device": device, "threads": threads or max(1, available_cores() // count), "int8": int8,
                    "beam_size": decoding.beam_size, "alpha": decoding.alpha, "max_extra": decoding.max_extra,

@@ -129,10 +129,13 @@ class PieceJoiner(Detokenizer):
         return {"kind": "sentencepiece", "how": f"SentencePiece decoding of the pieces ({FILE})"}
 
 
-def text_codec(sp: SentencePiece | None, lang: str, lowercase: bool, detokenizer: dict[str, Any]
-               ) -> tuple[Callable[[Iterable[str]], Iterable[Tokenized]], Detokenizer]:
-    """A model's way from text to symbols and back: SentencePiece's when it has a model, else spaCy's tokenizer
-    for `lang` and the learned detokenizer (the dict a model file or package holds)."""
-    if sp is not None:
-        return tokenizer(sp, lowercase), PieceJoiner(sp)
-    return make_tokenizer(lang, lowercase), Detokenizer.from_dict(detokenizer)
+def text_tokenizer(sp: SentencePiece | None, lang: str, lowercase: bool
+                   ) -> Callable[[Iterable[str]], Iterable[Tokenized]]:
+    """A model's way from text to symbols: SentencePiece's when it has a model, else spaCy's for `lang`."""
+    return tokenizer(sp, lowercase) if sp is not None else make_tokenizer(lang, lowercase)
+
+
+def text_detokenizer(sp: SentencePiece | None, detokenizer: dict[str, Any]) -> Detokenizer:
+    """A model's way from output symbols to text: SentencePiece's when it has a model, else the learned
+    detokenizer (the dict a model file or package holds)."""
+    return PieceJoiner(sp) if sp is not None else Detokenizer.from_dict(detokenizer)

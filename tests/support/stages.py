@@ -10,6 +10,7 @@ import yaml
 
 from nmt.data import binarize, download, tokenize, validate, vocab
 from nmt.evaluate import stage as evaluate
+from nmt.export import ct2_stage as ctranslate2
 from nmt.export import stage as export
 from nmt.train import stage as train
 from support.corpus import ROOT
@@ -18,7 +19,8 @@ from support.pairs import smoke, tiny_corpus
 
 def train_smoke(root: Path, *, evaluated: bool = False, **sections: dict) -> tuple[Path, Path]:
     """(the params file, the model file) of the smoke fr-en model trained in `root` (`sections`: params laid
-    over the smoke settings); `evaluated`: its evaluate and export stages run too (reports/, models/onnx)."""
+    over the smoke settings); `evaluated`: its evaluate, export and ctranslate2 stages run too (reports/,
+    models/onnx, models/ct2)."""
     params = smoke(yaml.safe_load((ROOT / "params.yaml").read_text()))
     params["data"].update(corpus="tiny", direction="fr-en", corpora={"tiny": tiny_corpus(root / "srv")})
     for name, values in sections.items():
@@ -41,7 +43,9 @@ def train_smoke(root: Path, *, evaluated: bool = False, **sections: dict) -> tup
                               "--reports", str(r), "--gates", f"{r}/validation"]),
                   (export, ["--model", f"{m}/model.pt", "--data", f"{d}/validated", "--metrics", f"{r}/metrics.json",
                             "--out", f"{m}/onnx", "--reports", f"{r}/validation", "--export-metrics",
-                            f"{r}/export.json"])]
+                            f"{r}/export.json"]),
+                  (ctranslate2, ["--model", f"{m}/model.pt", "--data", f"{d}/validated", "--out", f"{m}/ct2",
+                                 "--reports", f"{r}/validation", "--metrics", f"{r}/ctranslate2.json"])]
     for module, argv in steps:
         assert module.main([*p, *argv]) == 0, module.__name__
     return recipe, m / "model.pt"

@@ -53,6 +53,19 @@ def test_the_package_translates_as_the_model_file_does_without_torch_or_spacy(tr
     assert onnx_side.translate(LINES) == torch_side.translate(LINES)
 
 
+def test_the_ctranslate2_model_carries_the_sentencepiece_model_and_translates(trained: Path) -> None:
+    pytest.importorskip("ctranslate2")
+    from nmt.translate.models import ModelOptions, open_model
+
+    ct2 = trained / "models" / "ct2"
+    assert json.loads((ct2 / "tokenizer.json").read_text())["subword"]["kind"] == "sentencepiece"
+    model = open_model(ct2, ModelOptions(beam_size=1))
+    assert model.translator.vocabs.sp is not None
+    assert all(isinstance(t, str) for t in model.translator.translate(LINES))
+    gate = json.loads((trained / "reports" / "validation" / "ctranslate2.json").read_text())
+    assert gate["success"]
+
+
 def test_a_consumer_needs_only_sentencepiece_for_the_ids(trained: Path) -> None:
     import sentencepiece
 

@@ -22,6 +22,7 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "decode-levers": benches.decode_levers,
     "tokenize-cache": benches.tokenize_cache,
     "first-try": benches.first_try,
+    "vocab-kinds": benches.vocab_kinds,
     "train-throughput": benches.train_throughput,
     "train-throughput-summary": benches.train_throughput_summary,
     "decode-speed": benches.decode_speed,
