@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from nmt.config.check import check
 from nmt.config.loader import read_yaml
 from nmt.config.params import Params
 from nmt.errors import ConfigError, DataError
-from nmt.files.atomic import atomic_write_text
+from nmt.files.atomic import atomic_open, atomic_write_text
 from nmt.files.digest import sha256_file
 
 log = logging.getLogger(__name__)
@@ -126,26 +125,21 @@ def own_files(req: AdaptRequest, folder: Path) -> dict[str, Path]:
         raise DataError(f"--train {req.train}: {len(lines)} lines; nmt adapt needs at least {need * 4 // 3} without "
                         f"--{' and --'.join(missing)} ({MIN_TRAIN} to train on, {MIN_HELD_OUT} for each cut), or "
                         "give them")
-    out = {}
+    out, counts = {}, {}
     for split in missing:
         lines, held = cut(lines, HELD_OUT, split.encode())
-        out[split] = _write(folder / f"{split}.tsv", held)
-    out["train"] = _write(folder / "train.tsv", lines)
+        out[split], counts[split] = _write(folder / f"{split}.tsv", held), len(held)
+    out["train"], counts["train"] = _write(folder / "train.tsv", lines), len(lines)
     log.info("cut %s into %s: %s (the line numbers of the validate report are those of these files)", req.train,
-             folder, ", ".join(f"{s} {_count(p)} lines" for s, p in out.items()))
+             folder, ", ".join(f"{s} {n} lines" for s, n in counts.items()))
     return {**{s: p for s, p in files.items() if p is not None}, **out}
 
 
-def _write(path: Path, lines: Iterable[bytes]) -> Path:
+def _write(path: Path, lines: list[bytes]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(b"".join(x if x.endswith(b"\n") else x + b"\n" for x in lines))
-    tmp.replace(path)
+    with atomic_open(path, "wb", encoding=None) as fh:  # whole, or the previous file
+        fh.write(b"".join(x + b"\n" for x in lines))
     return path
-
-
-def _count(path: Path) -> int:
-    return path.read_bytes().count(b"\n")
 
 
 def corpus(files: dict[str, Path], langs: tuple[str, str], columns: tuple[str, str]) -> dict[str, Any]:
