@@ -25,7 +25,7 @@ TEST_SEED ?= 20261125
 TEST_WORKERS ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: install graph repro repro-general repro-pairs finetune blind blind-pairs lint test test-faults test-isa bench gpu-check lock clean-venv
+.PHONY: peers peers-lock install graph repro repro-general repro-pairs finetune blind blind-pairs lint test test-faults test-isa bench gpu-check lock clean-venv
 
 install: $(VENV)/.installed
 
@@ -49,6 +49,26 @@ lock:
 		--constraint $(VENV)/lock-constraints.txt --no-emit-index-url --no-emit-find-links \
 		--output-file $(LOCK) pyproject.toml
 	$(BIN)/python tools/lockfile.py stamp
+
+# The real Argos Translate and LibreTranslate, each in a venv of its own, from its lock (tests/peers/*.lock):
+# tests/export/test_portable.py installs and serves `nmt export-argos` packages with them (.ci/run builds them
+# first; elsewhere those tests skip, naming this target); transformers 4 runs pipeline("translation") on the
+# `nmt export-hf` folder (transformers 5 removed it). `make peers-lock` refreshes the locks.
+PEERS_DIR ?= .venv-peers
+PEERS := argostranslate libretranslate transformers4
+peers: $(foreach p,$(PEERS),$(PEERS_DIR)/$(p)/.installed)
+
+$(PEERS_DIR)/%/.installed: tests/peers/%.lock
+	test -x $(PEERS_DIR)/$*/bin/python || $(PYTHON) -m venv $(PEERS_DIR)/$*
+	$(PEERS_DIR)/$*/bin/python -m pip --disable-pip-version-check -q install --require-hashes --no-deps -r $<
+	touch $@
+
+peers-lock: install
+	$(PIP) install "pip-tools>=7.4"
+	echo "$(TORCH)" > $(VENV)/lock-constraints.txt
+	for p in $(PEERS); do $(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+		--constraint $(VENV)/lock-constraints.txt --no-emit-index-url --no-emit-find-links \
+		--output-file tests/peers/$$p.lock tests/peers/$$p.in || exit 1; done
 
 # The four dvc.yaml files, written from the table of models (pipeline/models.yaml) and the stages
 # (pipeline/stages.yaml) by tools/graph.py; docs/pipeline.md: The stage graph. A no-op when they are in step.

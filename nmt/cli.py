@@ -57,6 +57,8 @@ TOOLS: dict[str, tuple[str, str]] = {
                      "a run"),
     "adapt": ("nmt.adapt.command", "fine-tune a model on your own TSV in one command: the fine-tune's stages and "
               "gates, then the comparison page"),
+    "export-hf": ("nmt.export.hf_command", "a SentencePiece model as a transformers MarianMT folder, card included"),
+    "export-argos": ("nmt.export.argos", "a SentencePiece model as an Argos Translate package for LibreTranslate"),
 }
 
 

