@@ -25,7 +25,7 @@ TEST_SEED ?= 20261125
 TEST_WORKERS ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: peers peers-lock install graph repro repro-general repro-pairs finetune blind blind-pairs lint test test-faults test-isa bench gpu-check lock clean-venv
+.PHONY: js peers peers-lock install graph repro repro-general repro-pairs finetune blind blind-pairs lint test test-faults test-isa bench gpu-check lock clean-venv
 
 install: $(VENV)/.installed
 
@@ -61,6 +61,13 @@ peers: $(foreach p,$(PEERS),$(PEERS_DIR)/$(p)/.installed)
 $(PEERS_DIR)/%/.installed: tests/peers/%.lock
 	test -x $(PEERS_DIR)/$*/bin/python || $(PYTHON) -m venv $(PEERS_DIR)/$*
 	$(PEERS_DIR)/$*/bin/python -m pip --disable-pip-version-check -q install --require-hashes --no-deps -r $<
+	touch $@
+
+# The JavaScript consumer (js/: Node and the browser; docs/export.md), from its lock file: npm ci.
+js: js/node_modules/.package-lock.json
+
+js/node_modules/.package-lock.json: js/package-lock.json js/package.json
+	cd js && npm ci --no-audit --no-fund
 	touch $@
 
 peers-lock: install

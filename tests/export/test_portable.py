@@ -4,8 +4,7 @@ loaded by the real libraries: transformers in this venv; argostranslate and the 
 its own venv (`make peers`: tests/peers/*.lock; .ci/run builds them and sets NMT_REQUIRE_PEERS=1, so there
 these tests fail rather than skip without them).
 
-The model is the smoke fr-en model trained longer (600 updates, two layers), so that it says something: a
-25-update model answers "▁" to every line, and identical empty strings would prove nothing.
+The model is `trained` (conftest.py): the smoke fr-en model trained longer, so that it says something.
 """
 
 from __future__ import annotations
@@ -22,8 +21,6 @@ import pytest
 import yaml
 
 from support.corpus import ROOT
-from support.pairs import FR_CS
-from support.stages import train_smoke
 
 pytestmark = pytest.mark.slow
 PEERS = ROOT / ".venv-peers"
@@ -54,19 +51,6 @@ def peer_env(home: Path) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGOS_", "XDG_", "PYTHON"))}
     return {**env, "HOME": str(home), "ARGOS_CHUNK_TYPE": "SPACY", "ARGOS_PACKAGES_DIR": str(home / "packages")}
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("sentencepiece")
-    if not (FR_CS / "train.fr.gz").is_file():
-        pytest.skip(f"the French-Czech Multi30k mirror is not at {FR_CS}")
-    root = tmp_path_factory.mktemp("portable")
-    train_smoke(root, evaluated=True,
-                vocab={"kind": "sentencepiece", "max_size": 600, "joint": True, "min_size": 100},
-                train={"max_steps": 600, "epochs": 1000, "warmup": 100},
-                model={"n_layers": 2, "d_model": 64, "n_heads": 4, "d_ff": 128})
-    return root
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,136 @@
+"""The ONNX package in JavaScript (issue 76): js/, an npm package (`npm ci` from its lock: onnxruntime-node,
+onnxruntime-web, SentencePiece compiled to WebAssembly), translates a SentencePiece package with no Python.
+Its greedy and beam ids must be ours on 200 Multi30k test lines, fp32 and int8: the same graphs, the same
+ONNX Runtime release and threads, the same batches and the search written as nmt/decode/search.py is, so
+no tie can part them. `make js` installs it; .ci/run does, and sets NMT_REQUIRE_PEERS=1 so that these tests
+fail rather than skip without it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from support.corpus import ROOT
+from support.pairs import FR_CS, _lines
+
+pytestmark = pytest.mark.slow
+JS = ROOT / "js"
+CLI = JS / "bin" / "nmt-translate.js"
+
+
+def node() -> str:
+    found = shutil.which("node")
+    if found is None or not (JS / "node_modules" / "onnxruntime-node").is_dir():
+        if os.environ.get("NMT_REQUIRE_PEERS"):
+            pytest.fail("node or js/node_modules is missing: `make js` runs npm ci in js/")
+        pytest.skip("the JavaScript consumer is not installed here: run `make js`")
+    return found
+
+
+def run_js(package: Path, lines: list[str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([node(), str(CLI), "--package", str(package), "--threads", "1", *args],
+                          input="".join(f"{line}\n" for line in lines), capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def lines() -> list[str]:
+    """200 Multi30k test lines that the model never saw (the tiny corpus cuts lines 0-300 of the same file)."""
+    return _lines(FR_CS / "test_2016_flickr.fr.gz")[300:500]
+
+
+@pytest.mark.parametrize("int8", [False, True], ids=["fp32", "int8"])
+def test_node_decodes_the_package_as_python_does(trained: Path, lines: list[str], int8: bool) -> None:
+    from nmt.runtime.translator import OnnxTranslator
+
+    package = trained / "models" / "onnx"
+    for beam in (1, 4):
+        ours = OnnxTranslator.from_dir(package, device="cpu", threads=1, int8=int8, beam_size=beam)
+        done = run_js(package, lines, "--ids", "--beam-size", str(beam), *(["--int8"] if int8 else []))
+        assert done.returncode == 0, done.stderr[-2000:]
+        theirs = [json.loads(line) for line in done.stdout.splitlines()]
+        expected = [hyp for _, hyp in ours.search(lines)]
+        assert sum(map(len, expected)) > 5 * len(lines)  # it says something
+        differ = [i for i, (a, b) in enumerate(zip(theirs, expected)) if a != b]
+        assert len(theirs) == len(lines) and not differ, (beam, differ[:5])
+    texts = run_js(package, lines[:20], *(["--int8"] if int8 else []))  # the card's beam, SentencePiece decoding
+    assert texts.returncode == 0, texts.stderr[-2000:]
+    assert texts.stdout.splitlines() == ours.__class__.from_dir(package, device="cpu", threads=1,
+                                                                int8=int8).translate(lines[:20])
+
+
+def test_a_package_js_cannot_run_says_why_in_one_line(trained: Path, tmp_path: Path) -> None:
+    ct2 = run_js(trained / "models" / "ct2", ["Un homme."])
+    assert ct2.returncode == 1 and "CTranslate2 model folder" in ct2.stderr and "    at " not in ct2.stderr
+    bpe = tmp_path / "bpe"
+    shutil.copytree(trained / "models" / "onnx", bpe)
+    card = json.loads((bpe / "model.json").read_text())
+    card["vocab"]["kind"] = "bpe"
+    (bpe / "model.json").write_text(json.dumps(card))
+    done = run_js(bpe, ["Un homme."])
+    assert done.returncode == 1 and "vocab.kind: sentencepiece" in done.stderr and "    at " not in done.stderr
+    changed = tmp_path / "changed"
+    shutil.copytree(trained / "models" / "onnx", changed)
+    with (changed / "src.vocab").open("a") as fh:
+        fh.write("extra\n")
+    done = run_js(changed, ["Un homme."])
+    assert done.returncode == 1 and "src.vocab: SHA-256 differs" in done.stderr
+    done = run_js(tmp_path / "nowhere", ["Un homme."])
+    assert done.returncode == 1 and "no readable model.json" in done.stderr
+
+
+def test_the_javascript_unit_tests_pass() -> None:
+    done = subprocess.run([node(), "--test", "test/"], cwd=JS, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "# fail 0" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_the_page_translates_in_headless_chromium_as_python_does(trained: Path, lines: list[str],
+                                                                  tmp_path: Path) -> None:
+    from support.browser import Browser
+    from support.prefect_server import free_port
+
+    from nmt.runtime.translator import OnnxTranslator
+
+    site = tmp_path / "site"
+    built = subprocess.run([node(), str(JS / "bin" / "build-page.js"), "--package", str(trained / "models" / "onnx"),
+                            "--out", str(site)], capture_output=True, text=True, timeout=120)
+    assert built.returncode == 0, built.stderr
+    port = free_port()  # a plain static file server: the page has no server code
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(site)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    browser = Browser(tmp_path / "profile")
+    try:
+        page = browser.page
+        status = "document.getElementById('status')"
+        for _ in range(100):  # the server may take a moment to listen
+            try:
+                page.goto(f"http://127.0.0.1:{port}/index.html")
+                break
+            except AssertionError:
+                time.sleep(0.1)
+        page.wait_for(f"{status}.textContent === 'ready' || {status}.className === 'error'", 120)
+        assert page.evaluate(f"{status}.textContent") == "ready"
+        for int8 in (False, True):
+            if int8:
+                page.click("#int8")
+            page.type("#source", "\n".join(lines[:5]))
+            page.click("#translate")
+            page.wait_for(f"{status}.textContent.startsWith('done') || {status}.className === 'error'", 120)
+            assert page.evaluate(f"{status}.textContent").startswith("done: 5 sentences")
+            ours = OnnxTranslator.from_dir(trained / "models" / "onnx", device="cpu", threads=1, int8=int8)
+            got = page.evaluate("document.getElementById('target').value").split("\n")
+            if not int8:
+                assert got == ours.translate(lines[:5])
+            else:  # WebAssembly's int8 kernels round otherwise than native ONNX Runtime's (docs/export.md)
+                assert len(got) == 5 and all(got)
+        page.screenshot(tmp_path / "page.png")
+    finally:
+        browser.close()
+        server.terminate()
+        server.wait(timeout=10)
