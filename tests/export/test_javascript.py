@@ -92,10 +92,9 @@ def test_the_javascript_unit_tests_pass() -> None:
 
 def test_the_page_translates_in_headless_chromium_as_python_does(trained: Path, lines: list[str],
                                                                   tmp_path: Path) -> None:
+    from nmt.runtime.translator import OnnxTranslator
     from support.browser import Browser
     from support.prefect_server import free_port
-
-    from nmt.runtime.translator import OnnxTranslator
 
     site = tmp_path / "site"
     built = subprocess.run([node(), str(JS / "bin" / "build-page.js"), "--package", str(trained / "models" / "onnx"),
