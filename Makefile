@@ -188,7 +188,8 @@ SHARED_DATA ?= ../shared/data
 # bench/hostile.py's committed run served the tests' tiny copy-task package (tests/support/onnx.py's
 # shared_package; parsing and limits do not depend on the model), built here once
 HOSTILE_PACKAGE ?= .cache/bench-hostile
-bench: install
+JS_PACKAGE ?= .cache/bench-js  # tests/support/stages.py's portable_model: the SentencePiece smoke model
+bench: install js
 	$(BIN)/python -m bench.tokenize_cache  # downloads the corpus: set NMT_DATA_MIRROR offline
 	$(BIN)/python -m bench.train_throughput
 	$(BIN)/python -m bench.decode_speed
@@ -202,6 +203,8 @@ bench: install
 	$(BIN)/python -m bench.hostile --model $(HOSTILE_PACKAGE)/export/onnx
 	$(BIN)/python -m bench.markup --model models/general/de-en/onnx
 	$(BIN)/python -m bench.terminology --model models/general/de-en/onnx
+	PYTHONPATH=tests $(BIN)/python -c 'import sys, pathlib, support.stages as s; s.portable_model(pathlib.Path(sys.argv[1]))' $(JS_PACKAGE)
+	$(BIN)/python -m bench.js_consumer --package $(JS_PACKAGE)/models/onnx --lines ../shared/data/multi30k-fr-cs/test_2016_flickr.fr.gz --skip 300 --screenshot bench/results/js_consumer_page.png
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item publish
 
 # The GPU path's checks on a lent GPU (docs/training.md, tools/gpu/check.py): the data stages, then the bundle

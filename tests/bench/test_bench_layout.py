@@ -92,9 +92,10 @@ def test_make_bench_runs_every_bench_with_a_committed_result() -> None:
 
 def test_bench_stays_small() -> None:
     """bench/ keeps the benches that guard a claim; finished studies leave it (issue 74: under 3,000 lines for
-    ten; 3,100 since bench.first_try, the eleventh, guards docs/pairs.md's "a first try in minutes")."""
+    ten; 3,100 since bench.first_try, the eleventh, guards docs/pairs.md's "a first try in minutes"; 3,300 since
+    bench.js_consumer, the twelfth, measures docs/export.md's JavaScript consumer beside Python, issue 76)."""
     lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in SOURCES)
-    assert lines < 3100, f"bench/ is {lines} lines"
+    assert lines < 3300, f"bench/ is {lines} lines"
 
 
 def test_docs_benchmarks_table_names_every_result_file() -> None:

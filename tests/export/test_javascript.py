@@ -90,16 +90,22 @@ def test_the_javascript_unit_tests_pass() -> None:
     assert done.returncode == 0 and "# fail 0" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
 
 
-def test_the_page_translates_in_headless_chromium_as_python_does(trained: Path, lines: list[str],
+@pytest.fixture(scope="module")
+def site(trained: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The in-browser translator page of the trained package, as build-page.js writes it."""
+    out = tmp_path_factory.mktemp("page") / "site"
+    built = subprocess.run([node(), str(JS / "bin" / "build-page.js"), "--package", str(trained / "models" / "onnx"),
+                            "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert built.returncode == 0, built.stderr
+    return out
+
+
+def test_the_page_translates_in_headless_chromium_as_python_does(trained: Path, site: Path, lines: list[str],
                                                                   tmp_path: Path) -> None:
     from nmt.runtime.translator import OnnxTranslator
     from support.browser import Browser
     from support.prefect_server import free_port
 
-    site = tmp_path / "site"
-    built = subprocess.run([node(), str(JS / "bin" / "build-page.js"), "--package", str(trained / "models" / "onnx"),
-                            "--out", str(site)], capture_output=True, text=True, timeout=120)
-    assert built.returncode == 0, built.stderr
     port = free_port()  # a plain static file server: the page has no server code
     server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(site)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -133,3 +139,44 @@ def test_the_page_translates_in_headless_chromium_as_python_does(trained: Path, 
         browser.close()
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_nmt_serve_offers_the_page_as_translate_in_this_browser(trained: Path, site: Path, tmp_path: Path) -> None:
+    """`nmt serve --browser-page SITE`: the demo page links to /browser/, which serves the page's files with the
+    types a browser needs (module scripts, WebAssembly) and nothing outside SITE; a folder that is not such a page
+    is refused before any model loads, naming the option and how to write one."""
+    import httpx
+
+    from nmt.errors import ConfigError
+    from nmt.serve.api.browser import check_site
+    from support.serve import ThreadServer, config
+
+    package = trained / "models" / "onnx"
+    server = ThreadServer(config(package, browser_page=site))
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            assert 'href="/browser/"' in client.get("/").text
+            index = client.get("/browser/")
+            assert index.status_code == 200 and index.content == (site / "index.html").read_bytes()
+            wasm = client.get("/browser/vendor/ort-wasm-simd-threaded.wasm")
+            assert wasm.headers["content-type"] == "application/wasm" and wasm.content[:4] == b"\0asm"
+            assert "javascript" in client.get("/browser/vendor/ort.wasm.min.mjs").headers["content-type"]
+            assert client.get("/browser/package/model.json").json()["vocab"]["kind"] == "sentencepiece"
+            assert client.get("/browser/%2e%2e/%2e%2e/model.json").status_code == 404
+    finally:
+        server.close()
+    plain = ThreadServer(config(package))
+    try:
+        assert "/browser/" not in httpx.get(plain.url + "/", timeout=30).text
+        assert httpx.get(plain.url + "/browser/", timeout=30).status_code == 404
+    finally:
+        plain.close()
+    with pytest.raises(ConfigError, match=r"--browser-page .*no index.html.*build-page.js"):
+        check_site(tmp_path)
+    bpe = tmp_path / "bpe"
+    shutil.copytree(site, bpe)
+    card = json.loads((bpe / "package" / "model.json").read_text())
+    card["vocab"]["kind"] = "bpe"
+    (bpe / "package" / "model.json").write_text(json.dumps(card))
+    with pytest.raises(ConfigError, match="not an ONNX package of a SentencePiece model"):
+        check_site(bpe)

@@ -1,36 +1,24 @@
-"""Headless Chromium (Debian's `chromium` package) driven over the DevTools protocol, for tests
-that use a page as a person does: type, click, read, screenshot.
+"""Headless Chromium for tests that use a page as a person does (tools/browser.py drives it).
 
 `chromium()` finds the browser as the report test does: skipped when missing, a failure when
-NMT_REQUIRE_BROWSER is set (CI installs it). `Browser` starts it on a free port with a private
-profile and stops it by its process id; `Page.evaluate` runs JavaScript, `Page.click` sends real
-mouse events to an element's centre, `Page.type` inserts text as a keyboard would.
+NMT_REQUIRE_BROWSER is set (CI installs it); `Browser(profile)` starts it.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 import os
-import shutil
-import subprocess
-import time
-from itertools import count
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
-from support.prefect_server import free_port
+from tools import browser
+from tools.browser import FLAGS, Page
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync")
+__all__ = ["FLAGS", "Browser", "Page", "chromium"]
 
 
 def chromium() -> str:
-    found = os.environ.get("NMT_CHROMIUM") or next(
-        (p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p), None)
+    found = browser.find_chromium()
     if found is None:
         message = "headless Chromium not found (Debian: apt-get install chromium; or set NMT_CHROMIUM)"
         if os.environ.get("NMT_REQUIRE_BROWSER"):
@@ -39,89 +27,8 @@ def chromium() -> str:
     return found
 
 
-class Page:
-    """One tab, over its DevTools websocket."""
-
-    def __init__(self, ws_url: str) -> None:
-        from websockets.sync.client import connect
-
-        self.ws = connect(ws_url, max_size=None, open_timeout=30)
-        self.ids = count(1)
-
-    def call(self, method: str, timeout_s: float = 30, **params: Any) -> dict[str, Any]:
-        n = next(self.ids)
-        self.ws.send(json.dumps({"id": n, "method": method, "params": params}))
-        deadline = time.monotonic() + timeout_s
-        while True:  # events arrive between the answers; skip them
-            message = json.loads(self.ws.recv(timeout=max(0.01, deadline - time.monotonic())))
-            if message.get("id") == n:
-                assert "error" not in message, f"{method}: {message['error']}"
-                return message["result"]
-
-    def evaluate(self, expression: str) -> Any:
-        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
-        assert "exceptionDetails" not in result, result["exceptionDetails"]
-        return result["result"].get("value")
-
-    def wait_for(self, expression: str, timeout_s: float = 60) -> Any:
-        """Until `expression` is truthy; its value."""
-        deadline = time.monotonic() + timeout_s
-        while not (value := self.evaluate(expression)):
-            assert time.monotonic() < deadline, f"not true within {timeout_s} s: {expression}"
-            time.sleep(0.05)
-        return value
-
-    def goto(self, url: str) -> None:
-        self.call("Page.navigate", url=url)
-        self.wait_for(f"location.href.startsWith({json.dumps(url)}) && document.readyState === 'complete'")
-
-    def click(self, selector: str) -> None:
-        box = self.evaluate(f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
-                            ".getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
-        for kind in ("mousePressed", "mouseReleased"):
-            self.call("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
-
-    def type(self, selector: str, text: str) -> None:
-        """Focus the field, select what it holds, and type `text` over it."""
-        self.evaluate(f"document.querySelector({json.dumps(selector)}).select()")
-        self.call("Input.insertText", text=text)
-
-    def screenshot(self, path: Path) -> Path:
-        path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"]))
-        return path
-
-
-class Browser:
-    """Headless Chromium with remote debugging on a free port of 127.0.0.1."""
+class Browser(browser.Browser):
+    """Headless Chromium with remote debugging on a free port of 127.0.0.1; skipped when it is not installed."""
 
     def __init__(self, profile: Path) -> None:
-        self.port = free_port()
-        self.proc = subprocess.Popen([chromium(), *FLAGS, f"--user-data-dir={profile}",
-                                      f"--remote-debugging-port={self.port}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while True:
-            assert self.proc.poll() is None, "chromium exited"
-            try:
-                targets = httpx.get(f"http://127.0.0.1:{self.port}/json/list", timeout=5).json()
-                pages = [t for t in targets if t.get("type") == "page"]
-                if pages:
-                    self.page = Page(pages[0]["webSocketDebuggerUrl"])
-                    self.page.call("Page.enable")
-                    return
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "chromium's DevTools endpoint did not come up"
-            time.sleep(0.1)
-
-    def close(self) -> None:
-        try:
-            self.page.ws.close()
-        except Exception:  # the browser may be gone already
-            pass
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+        super().__init__(profile, chromium())

@@ -49,3 +49,17 @@ def train_smoke(root: Path, *, evaluated: bool = False, **sections: dict) -> tup
     for module, argv in steps:
         assert module.main([*p, *argv]) == 0, module.__name__
     return recipe, m / "model.pt"
+
+
+def portable_model(root: Path) -> Path:
+    """`root`, holding the SentencePiece model the export tests and bench.js_consumer share, made once: the
+    smoke fr-en model trained longer (600 updates, two layers of d_model 64) so that it says something (a
+    25-update model answers "▁" to every line), through evaluate, export (models/onnx) and ctranslate2
+    (models/ct2). A folder whose package is whole is used as it is."""
+    root = root.resolve()  # the tiny corpus is served from it by file:// address
+    if not (root / "models" / "ct2" / "model.json").is_file():
+        train_smoke(root, evaluated=True,
+                    vocab={"kind": "sentencepiece", "max_size": 600, "joint": True, "min_size": 100},
+                    train={"max_steps": 600, "epochs": 1000, "warmup": 100},
+                    model={"n_layers": 2, "d_model": 64, "n_heads": 4, "d_ff": 128})
+    return root

@@ -269,25 +269,3 @@ def first_try(s: Sources) -> str:
         f"{adapt['data']}: {adapt['updates']} updates in {adapt['train_s']:.0f} s of training, compare gate "
         f"{'passed' if adapt['passed'] else 'FAILED'}; sacreBLEU parent -> fine-tuned: {sets}.",
         "", measured(r, "first_try")])
-
-
-KIND_NAMES = {"bpe": "spaCy + BPE", "sentencepiece": "SentencePiece unigram", "sentencepiece-bpe": "SentencePiece BPE"}
-
-
-def vocab_kinds(s: Sources) -> str:
-    """docs/export.md: the vocabularies side by side on val, the same budget and size (bench.first_try)."""
-    if not (s.bench / "vocab_kinds.json").is_file():
-        return not_yet("vocab_kinds", "python -m bench.first_try --vocab-kinds 1500")
-    r = s.result("vocab_kinds")
-    rows = r["results"]["rows"]
-    body = table(["pair", "vocabulary", "symbols", "updates", "val sacreBLEU", "val chrF", "source symbols / sentence",
-                  "training tokens/s"],
-                 [[x["pair"], KIND_NAMES[x["kind"]], f"{x['vocab_size']:,}", f"{x['updates']:,}",
-                   f"{x['val_sacrebleu']:.2f}", f"{x['val_chrf']:.2f}", f"{x['src_symbols_per_sentence']:.2f}",
-                   f"{x['train_tokens_per_s']:,.0f}"] for x in rows], "llrrrrrr")
-    best = []
-    for pair in dict.fromkeys(x["pair"] for x in rows):
-        top = max((x for x in rows if x["pair"] == pair), key=lambda x: (x["val_sacrebleu"], x["val_chrf"]))
-        best.append(f"{pair}: {KIND_NAMES[top['kind']]} ({top['val_sacrebleu']:.2f})")
-    return "\n".join([body, "", f"Best on val (sacreBLEU, then chrF), {r['results']['decoding']}: "
-                      f"{'; '.join(best)}.", "", measured(r, "vocab_kinds")])

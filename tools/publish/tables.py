@@ -10,7 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tools.publish import benches, corpora, finetune, general, gpu, hosts, lifecycle, markup, pairs, reports, serving
+from tools.publish import (
+    benches,
+    corpora,
+    finetune,
+    general,
+    gpu,
+    hosts,
+    lifecycle,
+    markup,
+    pairs,
+    portable,
+    reports,
+    serving,
+)
 from tools.publish.sources import Sources
 
 BLOCKS: dict[str, Callable[[Sources], str]] = {
@@ -22,7 +35,8 @@ BLOCKS: dict[str, Callable[[Sources], str]] = {
     "decode-levers": benches.decode_levers,
     "tokenize-cache": benches.tokenize_cache,
     "first-try": benches.first_try,
-    "vocab-kinds": benches.vocab_kinds,
+    "vocab-kinds": portable.vocab_kinds,
+    "js-consumer": portable.js_consumer,
     "train-throughput": benches.train_throughput,
     "train-throughput-summary": benches.train_throughput_summary,
     "decode-speed": benches.decode_speed,

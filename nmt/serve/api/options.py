@@ -125,6 +125,11 @@ class ServeConfig:
     glossary: tuple[str, ...] = knob((), "glossary TSV file of a direction, named DIRECTION.tsv or DIRECTION:FILE "
                                           "(e.g. de-en:terms.tsv); repeat it for more directions; its target terms "
                                           "appear whenever their source terms are in a text")
+    # the in-browser translator (js/bin/build-page.js's folder): static files at /browser/, the visitor's browser
+    # translates (nmt/serve/api/browser.py)
+    browser_page: Path | None = knob(None, "folder written by `node js/bin/build-page.js` (a SentencePiece package "
+                                           "that translates in the visitor's browser): served at /browser/ and "
+                                           "linked from the demo page; unset: off")
 
     def __post_init__(self) -> None:
         if isinstance(self.model, (str, Path)):  # one folder given as such (the library's callers)
@@ -198,7 +203,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                 metavar="DIR" if f.name == "model" else "FILE", help=help_)
             continue
         kind = {"model": Path, "api_keys": Path, "admin_token": str, "cors_origins": str, "stats_dir": Path,
-                "sample_dir": Path, "files_dir": Path}.get(f.name, type(f.default))
+                "sample_dir": Path, "files_dir": Path, "browser_page": Path}.get(f.name, type(f.default))
         parser.add_argument(flag, dest=f.name, type=kind, default="" if f.name == "cors_origins" else f.default,
                             metavar=flag[2:].upper().replace("-", "_"), help=help_)
 

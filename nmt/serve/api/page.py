@@ -1,7 +1,8 @@
 """The demo page at `GET /`: pick the languages (those `/languages` lists: each package's pair, pairs
 through English, and auto), type, read the translation, see the latency; the text as HTML (its markup
-kept), or a file (.txt, .html, .srt, .docx) translated into a download link. Self-contained: the
-styles and script are inline and it loads nothing from anywhere but this server."""
+kept), or a file (.txt, .html, .srt, .docx) translated into a download link; with `--browser-page`, a link to
+the in-browser translator at /browser/. Self-contained: the styles and script are inline and it loads nothing
+from anywhere but this server."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ PAGE = """<!doctype html>
   <button id="upload" type="button">Translate file</button>
   <a id="download" hidden></a>
 </div>
-<small>POST /translate and /translate_file, as LibreTranslate's API; <a href="/v1/model">model card</a>, <a href="/metrics">metrics</a>.</small>
+<small>POST /translate and /translate_file, as LibreTranslate's API; <a href="/v1/model">model card</a>, <a href="/metrics">metrics</a>.<!--browser--></small>
 <script>
 "use strict";
 const $ = (id) => document.getElementById(id);
@@ -126,3 +127,11 @@ $("source").addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctr
 </body>
 </html>
 """  # noqa: E501 (served byte for byte: a line of the page wrapped would change what the server sends)
+
+BROWSER_LINK = (' <a id="in-browser" href="/browser/">Translate in this browser</a>: the model runs here, offline '
+                'once loaded.')
+
+
+def page(browser: bool) -> str:
+    """The demo page; `browser`: with the link to the in-browser translator (`--browser-page`)."""
+    return PAGE.replace("<!--browser-->", BROWSER_LINK if browser else "")

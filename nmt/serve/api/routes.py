@@ -1,4 +1,5 @@
-"""The routes: LibreTranslate's API, our health, model and metrics endpoints, reload, the demo page.
+"""The routes: LibreTranslate's API, our health, model and metrics endpoints, reload, the demo page (and the
+in-browser translator's files, `--browser-page`).
 
 `build_app(state)` returns the Starlette application over a `ServeState` (the config, the
 packages by direction, the batcher, the metrics, the keys). `source`/`target` pick the package;
@@ -27,12 +28,13 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from nmt.errors import NmtError
+from nmt.serve.api.browser import browser_mount
 from nmt.serve.api.files import download_file, translate_file
 from nmt.serve.api.limits import check_admin
-from nmt.serve.api.page import PAGE
+from nmt.serve.api.page import page as demo_page
 from nmt.serve.api.protocol import (
     HttpError,
     api_key,
@@ -161,7 +163,7 @@ async def reload(request: Request) -> Response:
 
 
 async def page(request: Request) -> Response:
-    return HTMLResponse(PAGE)
+    return HTMLResponse(demo_page(_state(request).config.browser_page is not None))
 
 
 async def languages(request: Request) -> Response:
@@ -237,7 +239,7 @@ def build_app(state: ServeState) -> Starlette:
         state.doc_pool.shutdown(wait=False)
         await asyncio.get_running_loop().run_in_executor(None, state.files.close)  # expired files; a temporary folder
 
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/", page),
         Route("/translate", translate, methods=["GET", "POST"]),
         Route("/detect", detect, methods=["GET", "POST"]),
@@ -251,6 +253,8 @@ def build_app(state: ServeState) -> Starlette:
         Route("/translate_file", translate_file, methods=["POST"]),
         Route("/download_file/{name}", download_file),
     ]
+    if cfg.browser_page is not None:  # the in-browser translator's static files (checked here: before listening)
+        routes.append(browser_mount(cfg.browser_page))
     middleware = [Middleware(Timing, metrics=state.metrics, routes=ROUTES, access_log=cfg.access_log)]
     if cfg.cors_origins:
         middleware.append(Middleware(CORSMiddleware, allow_origins=list(cfg.cors_origins),

@@ -26,6 +26,7 @@ from types import FrameType
 import uvicorn
 
 from nmt.errors import DataError
+from nmt.serve.api.browser import check_site
 from nmt.serve.api.connections import with_deadline
 from nmt.serve.api.filestore import FileStore
 from nmt.serve.api.limits import KeyCheck, load_keys
@@ -178,6 +179,8 @@ def uvicorn_config(state: ServeState) -> uvicorn.Config:
 
 def serve(config: ServeConfig) -> None:
     """Check everything, then serve until drained (SIGTERM) or stopped."""
+    if config.browser_page is not None:
+        check_site(config.browser_page)  # before the models load: a wrong folder is said at once
     models = load_models(config)
     state = make_state(config, models)
     settle_heap()
