@@ -21,10 +21,10 @@ import pytest
 import yaml
 
 from support.corpus import ROOT
+from support.ties import TIE, tie_gap
 
 pytestmark = pytest.mark.slow
 PEERS = ROOT / ".venv-peers"
-TIE = 1e-4  # two engines' log-probabilities of one model differ by ~1e-6; a closer call than this is a tie
 ARGOS = """import json, sys
 import argostranslate.package, argostranslate.translate
 argostranslate.package.install_from_path(sys.argv[1])
@@ -66,10 +66,6 @@ def lines(trained: Path) -> list[str]:
     return whole[:100]
 
 
-def first_difference(a: list[int], b: list[int]) -> int:
-    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-
-
 PIPELINE = """import json, sys
 from transformers import pipeline
 translate = pipeline("translation", model=sys.argv[1], tokenizer=sys.argv[1], device="cpu")
@@ -96,14 +92,8 @@ def agree(ours, generate, lines: list[str], beam: int) -> int:
             continue
         # the code's own tie rule: greedy, both tokens where the two part; beam, both whole hypotheses,
         # scored by our model within TIE (alpha 0 = length_penalty 0: both rank by the sum of log-probs)
-        at = first_difference(mine, theirs) if beam == 1 else 0
-        with torch.no_grad():
-            logp = [ours.model(torch.tensor([src]), torch.tensor([[2, *y]]))[0].log_softmax(-1) for y in (mine, theirs)]
-        if beam == 1:
-            gap = logp[0][at, (mine + [3])[at]] - logp[0][at, (theirs + [3])[at]]
-        else:
-            gap = sum(lp[range(len(y) + 1), y + [3]].sum() * sign for lp, y, sign in zip(logp, (mine, theirs), (1, -1)))
-        assert abs(float(gap)) < TIE, (line, mine, theirs, float(gap))
+        gap = tie_gap(ours, src, mine, theirs, beam)
+        assert abs(gap) < TIE, (line, mine, theirs, gap)
     return identical
 
 
