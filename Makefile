@@ -188,7 +188,8 @@ SHARED_DATA ?= ../shared/data
 # bench/hostile.py's committed run served the tests' tiny copy-task package (tests/support/onnx.py's
 # shared_package; parsing and limits do not depend on the model), built here once
 HOSTILE_PACKAGE ?= .cache/bench-hostile
-JS_PACKAGE ?= .cache/bench-js  # tests/support/stages.py's portable_model: the SentencePiece smoke model
+# bench.js_consumer's package: tests/support/stages.py's portable_model, the SentencePiece smoke model
+JS_PACKAGE ?= .cache/bench-js
 bench: install js
 	$(BIN)/python -m bench.tokenize_cache  # downloads the corpus: set NMT_DATA_MIRROR offline
 	$(BIN)/python -m bench.train_throughput
@@ -204,7 +205,7 @@ bench: install js
 	$(BIN)/python -m bench.markup --model models/general/de-en/onnx
 	$(BIN)/python -m bench.terminology --model models/general/de-en/onnx
 	PYTHONPATH=tests $(BIN)/python -c 'import sys, pathlib, support.stages as s; s.portable_model(pathlib.Path(sys.argv[1]))' $(JS_PACKAGE)
-	$(BIN)/python -m bench.js_consumer --package $(JS_PACKAGE)/models/onnx --lines ../shared/data/multi30k-fr-cs/test_2016_flickr.fr.gz --skip 300 --screenshot bench/results/js_consumer_page.png
+	$(BIN)/python -m bench.js_consumer --package $(JS_PACKAGE)/models/onnx --lines ../shared/data/multi30k-fr-cs/test_2016_flickr.fr.gz --skip 300 --screenshot bench/results/js_consumer_page.png --label "the test suite's SentencePiece smoke model, not a shipped model"
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro --single-item publish
 
 # The GPU path's checks on a lent GPU (docs/training.md, tools/gpu/check.py): the data stages, then the bundle

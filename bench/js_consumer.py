@@ -12,15 +12,17 @@ the page after it translated (docs/export.md shows it).
 
     python -m bench.js_consumer --package DIR --lines FILE [--skip 300] [--sentences 200] [--threads 1]
                                 [--repeats 3] [--paragraph 20] [--screenshot bench/results/js_consumer_page.png]
+                                [--label "what the package is"]
 
 `make js` installs js/node_modules (npm ci); Chromium: apt-get install chromium (or NMT_CHROMIUM).
 
 Results (`bench/results/js_consumer.json`, key `results`): `package` (the path given), `languages`, `model`
 (the card's architecture), `vocab_size` (target), `sentences`, `threads`, `lines` (the file and skipped lines);
-`rows`: per graphs (fp32, int8) and beam size {graphs, beam_size, python_sentences_per_s,
-node_sentences_per_s (best passes), node_over_python, node_open_s (package open: files, SHA-256 checks,
-sessions), identical (lines whose translations are equal), repeats of both}; `browser`: {sentences,
-ready_s, first_s, best_s, seconds (every pass), identical, graphs "fp32", threads 1, chromium (version)}.
+`label` (--label), `beam_default` (the card's beam, the page's); `rows`: per graphs (fp32, int8) and beam
+size {graphs, beam_size, python_sentences_per_s, node_sentences_per_s (best passes), node_over_python,
+python_seconds, node_seconds (every timed pass), node_open_s (package open: files, SHA-256 checks,
+sessions), identical (lines whose translations are equal)}; `browser`: {sentences, ready_s, first_s,
+best_s, seconds (every pass; best_s leaves the first out), identical, graphs "fp32", threads 1, chromium}.
 """
 
 from __future__ import annotations
@@ -97,8 +99,9 @@ def browser_side(package: Path, lines: list[str], expected: list[str], repeats: 
         port = free_port()
         server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d",
                                    str(site)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        browser = Browser(Path(tmp) / "profile", chromium)
+        browser = None
         try:
+            browser = Browser(Path(tmp) / "profile", chromium)
             page, status = browser.page, "document.getElementById('status')"
             page.call("Emulation.setDeviceMetricsOverride", width=1200, height=760, deviceScaleFactor=1, mobile=False)
             for attempt in range(100):  # the server may take a moment to listen
@@ -128,7 +131,8 @@ def browser_side(package: Path, lines: list[str], expected: list[str], repeats: 
                 screenshot.parent.mkdir(parents=True, exist_ok=True)
                 page.screenshot(screenshot)
         finally:
-            browser.close()
+            if browser is not None:
+                browser.close()
             server.terminate()
             server.wait(timeout=10)
     return {"sentences": len(lines), "graphs": "fp32", "threads": 1, "chromium": version, "ready_s": ready_s,
@@ -148,8 +152,11 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3, help="timed passes; the best is kept (default: 3)")
     p.add_argument("--paragraph", type=int, default=20, help="sentences of the browser's paragraph (default: 20)")
     p.add_argument("--screenshot", type=Path, help="save the page after translating the paragraph (PNG)")
+    p.add_argument("--label", default="", help="what the package is, for the docs (default: its path alone)")
     p.add_argument("--out", type=Path, default=RESULTS, help=f"folder for js_consumer.json (default: {RESULTS})")
     args = p.parse_args()
+    if args.repeats < 1 or args.sentences < 1 or args.paragraph < 1:
+        p.error("--repeats, --sentences and --paragraph must be at least 1")
 
     card = json.loads((args.package / "model.json").read_text(encoding="utf-8"))
     if card.get("vocab", {}).get("kind") != "sentencepiece":
@@ -181,7 +188,8 @@ def main() -> None:
     browser = browser_side(args.package, paragraph, expected, args.repeats, args.screenshot)
     print(f"browser: ready in {browser['ready_s']:.2f} s; {len(paragraph)} sentences in {browser['first_s']:.2f} s "
           f"(first), {browser['best_s']:.2f} s (best); identical to Python: {browser['identical']}/{len(paragraph)}")
-    results = {"package": str(args.package), "languages": card["languages"], "model": card["model"],
+    results = {"package": str(args.package), "label": args.label, "languages": card["languages"],
+               "model": card["model"],
                "vocab_size": card["model"]["tgt_vocab_size"], "sentences": len(lines), "threads": args.threads,
                "lines": {"file": args.lines.name, "skip": args.skip}, "beam_default": card["decoding"]["beam_size"],
                "rows": rows, "browser": browser}

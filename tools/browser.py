@@ -80,7 +80,8 @@ class Page:
         return value
 
     def goto(self, url: str) -> None:
-        self.call("Page.navigate", url=url)
+        result = self.call("Page.navigate", url=url)
+        check("errorText" not in result, f"{url}: {result.get('errorText')}")
         self.wait_for(f"location.href.startsWith({json.dumps(url)}) && document.readyState === 'complete'")
 
     def click(self, selector: str) -> None:
@@ -107,6 +108,14 @@ class Browser:
         self.proc = subprocess.Popen([executable, *FLAGS, f"--user-data-dir={profile}",
                                       f"--remote-debugging-port={self.port}", "about:blank"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            self.page = self._connect()
+        except BaseException:  # a browser that did not come up is stopped, not left behind
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+            raise
+
+    def _connect(self) -> Page:
         deadline = time.monotonic() + 60
         while True:
             check(self.proc.poll() is None, "chromium exited")
@@ -114,9 +123,9 @@ class Browser:
                 targets = httpx.get(f"http://127.0.0.1:{self.port}/json/list", timeout=5).json()
                 pages = [t for t in targets if t.get("type") == "page"]
                 if pages:
-                    self.page = Page(pages[0]["webSocketDebuggerUrl"])
-                    self.page.call("Page.enable")
-                    return
+                    page = Page(pages[0]["webSocketDebuggerUrl"])
+                    page.call("Page.enable")
+                    return page
             except httpx.TransportError:
                 pass
             check(time.monotonic() < deadline, "chromium's DevTools endpoint did not come up")

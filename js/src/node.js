@@ -2,7 +2,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import * as ort from "onnxruntime-node";
-import { SESSION_CONFIG, Translator } from "./translator.js";
+import { Translator } from "./translator.js";
 
 export { PackageError, Translator, checkCard, normalize } from "./translator.js";
 
@@ -12,7 +12,6 @@ export async function openPackage(dir, options = {}) {
     text: (name) => readFile(path.join(dir, name), "utf8"),
     bytes: async (name) => new Uint8Array(await readFile(path.join(dir, name))),
   };
-  const sessionOptions = { executionProviders: ["cpu"], intraOpNumThreads: options.threads ?? 0, interOpNumThreads: 1,
-    extra: SESSION_CONFIG };
+  const sessionOptions = { executionProviders: ["cpu"], intraOpNumThreads: options.threads ?? 0, interOpNumThreads: 1 };
   return Translator.open(files, ort, dir, { sessionOptions, ...options });
 }

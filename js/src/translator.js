@@ -56,7 +56,8 @@ export function checkCard(card, where) {
 
 export class Translator {
   /** Open a package through `files` ({text(name), bytes(name)}), with an ONNX Runtime binding `ort`.
-   *  options: int8 (the quantised graphs), beamSize and alpha (default: the card's), sessionOptions. */
+   *  options: int8 (the quantised graphs), beamSize and alpha (default: the card's), sessionOptions (ONNX
+   *  Runtime's; SESSION_CONFIG is laid under their `extra`, so every consumer runs Python's settings). */
   static async open(files, ort, where, options = {}) {
     let card;
     try {
@@ -83,7 +84,9 @@ export class Translator {
     const vocab = (name) => decoder.decode(bytes[name]).split("\n").filter((line, i, all) => i < all.length - 1 || line);
     const sp = new SentencePieceProcessor();
     await sp.loadFromB64StringModel(toBase64(bytes[card.vocab.sentencepiece.file]));
-    const session = (name) => ort.InferenceSession.create(bytes[name], options.sessionOptions ?? {});
+    const given = options.sessionOptions ?? {};
+    const sessionOptions = { ...given, extra: { ...SESSION_CONFIG, ...(given.extra ?? {}) } };
+    const session = (name) => ort.InferenceSession.create(bytes[name], sessionOptions);
     const backend = new OrtBackend(ort, await session(graphs.encoder.file), await session(graphs.decoder_step.file), card);
     const tokenizer = JSON.parse(decoder.decode(bytes[card.tokenizer]));
     return new Translator(card, tokenizer, sp, vocab(card.vocab.src.file), vocab(card.vocab.tgt.file), backend, options);

@@ -92,7 +92,7 @@ def agree(ours, generate, lines: list[str], beam: int) -> int:
             continue
         # the code's own tie rule: greedy, both tokens where the two part; beam, both whole hypotheses,
         # scored by our model within TIE (alpha 0 = length_penalty 0: both rank by the sum of log-probs)
-        gap = tie_gap(ours, src, mine, theirs, beam)
+        gap = tie_gap(ours, src, mine, theirs, beam, limit=limit)
         assert abs(gap) < TIE, (line, mine, theirs, gap)
     return identical
 

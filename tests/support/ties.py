@@ -14,10 +14,12 @@ def first_difference(a: list[int], b: list[int]) -> int:
     return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
-def tie_gap(ours: Any, src: list[int], mine: list[int], theirs: list[int], beam: int, alpha: float = 0.0) -> float:
+def tie_gap(ours: Any, src: list[int], mine: list[int], theirs: list[int], beam: int, alpha: float = 0.0,
+            limit: int | None = None) -> float:
     """`ours` (nmt.decode.translator.Translator)'s score of `mine` minus that of `theirs`: greedy, the two tokens
-    at the first difference; beam, the whole hypotheses with `</s>`, their summed log-probabilities over GNMT's
-    length penalty ((5 + |Y|) / 6) ** alpha, |Y| counting `</s>` (nmt/decode/search.py)."""
+    at the first difference; beam, the whole hypotheses as nmt/decode/hypotheses.py scores them: the summed
+    log-probabilities with `</s>` over GNMT's length penalty ((5 + |Y|) / 6) ** alpha, |Y| counting `</s>`; a
+    hypothesis cut at the output `limit` (it has `limit` symbols) has no `</s>` and |Y| = its length."""
     import torch
 
     with torch.no_grad():
@@ -25,6 +27,9 @@ def tie_gap(ours: Any, src: list[int], mine: list[int], theirs: list[int], beam:
     if beam == 1:
         at = first_difference(mine, theirs)
         return float(logp[0][at, (mine + [EOS])[at]] - logp[0][at, (theirs + [EOS])[at]])  # one prefix: one row
-    scores = [float(lp[range(len(y) + 1), y + [EOS]].sum()) / ((5 + len(y) + 1) / 6) ** alpha
-              for lp, y in zip(logp, (mine, theirs))]
-    return scores[0] - scores[1]
+
+    def score(lp: Any, y: list[int]) -> float:
+        ids = y if limit is not None and len(y) >= limit else y + [EOS]
+        return float(lp[range(len(ids)), ids].sum()) / ((5 + len(ids)) / 6) ** alpha
+
+    return score(logp[0], mine) - score(logp[1], theirs)
