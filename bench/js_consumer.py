@@ -1,25 +1,25 @@
 """The JavaScript consumer (js/) against Python's ONNX package, side by side in one run (issue 76).
 
-The same package, the same lines and the same intra-op threads: for fp32 and int8 graphs, greedy and beam
-search, Python's `OnnxTranslator.translate` (in this process) and the Node consumer's `Translator.translate`
-(js/bench/speed.js, onnxruntime-node, in a process of its own) each translate the lines once untimed, then
-`--repeats` times; each keeps its best pass. Their outputs are compared line by line. Then the in-browser page
-(`node js/bin/build-page.js`, served by a plain static file server on 127.0.0.1) is opened in headless
-Chromium: the time from navigation to "ready" (onnxruntime-web's WebAssembly, SentencePiece and the fp32
-sessions), and the time the page itself reports for a paragraph of `--paragraph` sentences (one per line),
-the first pass and the best of `--repeats`; its output is compared with Python's. `--screenshot FILE` saves
-the page after it translated (docs/export.md shows it).
+The same package, the same lines and the same intra-op threads (each layout of `--threads`): for fp32 and int8
+graphs, greedy and beam search, Python's `OnnxTranslator.translate` (in this process) and the Node consumer's
+`Translator.translate` (js/bench/speed.js, onnxruntime-node, in a process of its own) each translate the lines
+once untimed, then `--repeats` times; each keeps its best pass. Their outputs are compared line by line. Then the
+in-browser page (`node js/bin/build-page.js`, served by a plain static file server on 127.0.0.1) is opened in
+headless Chromium: the time from navigation to "ready" (onnxruntime-web's WebAssembly, SentencePiece and the fp32
+sessions), and the time the page itself reports for a paragraph of `--paragraph` sentences (one per line), the
+first pass and the best of `--repeats`; its output is compared with Python's. `--screenshot FILE` saves the page
+after it translated (docs/export.md shows it).
 
-    python -m bench.js_consumer --package DIR --lines FILE [--skip 300] [--sentences 200] [--threads 1]
+    python -m bench.js_consumer --package DIR --lines FILE [--skip 300] [--sentences 200] [--threads 1 2]
                                 [--repeats 3] [--paragraph 20] [--screenshot bench/results/js_consumer_page.png]
                                 [--label "what the package is"]
 
 `make js` installs js/node_modules (npm ci); Chromium: apt-get install chromium (or NMT_CHROMIUM).
 
 Results (`bench/results/js_consumer.json`, key `results`): `package` (the path given), `languages`, `model`
-(the card's architecture), `vocab_size` (target), `sentences`, `threads`, `lines` (the file and skipped lines);
-`label` (--label), `beam_default` (the card's beam, the page's); `rows`: per graphs (fp32, int8) and beam
-size {graphs, beam_size, python_sentences_per_s, node_sentences_per_s (best passes), node_over_python,
+(the card's architecture), `vocab_size` (target), `sentences`, `lines` (the file and skipped lines);
+`label` (--label), `beam_default` (the card's beam, the page's); `rows`: per threads, graphs (fp32, int8)
+and beam size {threads, graphs, beam_size, python_sentences_per_s, node_sentences_per_s (best passes), node_over_python,
 python_seconds, node_seconds (every timed pass), node_open_s (package open: files, SHA-256 checks,
 sessions), identical (lines whose translations are equal)}; `browser`: {sentences, ready_s, first_s,
 best_s, seconds (every pass; best_s leaves the first out), identical, graphs "fp32", threads 1, chromium}.
@@ -32,7 +32,6 @@ import gzip
 import json
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -40,7 +39,8 @@ from typing import Any
 
 from bench.common.record import RESULTS, write_result
 from nmt.runtime.translator import OnnxTranslator
-from tools.browser import Browser, PageError, find_chromium, free_port
+from tools.browser import Browser, find_chromium, static_site
+from tools.gpu.children import die_with_parent
 
 ROOT = Path(__file__).resolve().parents[1]
 JS = ROOT / "js"
@@ -78,7 +78,7 @@ def python_side(package: Path, lines: list[str], threads: int, int8: bool, beam:
 def node_side(package: Path, lines_file: Path, threads: int, int8: bool, beam: int, repeats: int) -> dict[str, Any]:
     cmd = [node(), str(JS / "bench" / "speed.js"), "--package", str(package), "--lines", str(lines_file), "--threads",
            str(threads), "--beam-size", str(beam), "--repeats", str(repeats), *(["--int8"] if int8 else [])]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, preexec_fn=die_with_parent)
     if done.returncode != 0:
         raise SystemExit(f"the Node consumer failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
     return json.loads(done.stdout)
@@ -90,51 +90,40 @@ def browser_side(package: Path, lines: list[str], expected: list[str], repeats: 
     if chromium is None:
         raise SystemExit("headless Chromium not found (Debian: apt-get install chromium; or set NMT_CHROMIUM)")
     version = subprocess.run([chromium, "--version"], capture_output=True, text=True).stdout.strip()
-    with tempfile.TemporaryDirectory(prefix="js-consumer-") as tmp:
+    # Chromium's helper processes may still write its profile a moment after it exits: not an error of the bench
+    with tempfile.TemporaryDirectory(prefix="js-consumer-", ignore_cleanup_errors=True) as tmp:
         site = Path(tmp) / "site"
         built = subprocess.run([node(), str(JS / "bin" / "build-page.js"), "--package", str(package), "--out",
                                 str(site)], capture_output=True, text=True, timeout=300)
         if built.returncode != 0:
             raise SystemExit(f"build-page.js failed:\n{built.stderr[-3000:]}")
-        port = free_port()
-        server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d",
-                                   str(site)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        browser = None
-        try:
+        with static_site(site) as url:
             browser = Browser(Path(tmp) / "profile", chromium)
-            page, status = browser.page, "document.getElementById('status')"
-            page.call("Emulation.setDeviceMetricsOverride", width=1200, height=760, deviceScaleFactor=1, mobile=False)
-            for attempt in range(100):  # the server may take a moment to listen
-                try:
-                    start = time.perf_counter()
-                    page.goto(f"http://127.0.0.1:{port}/index.html")
-                    break
-                except PageError:
-                    if attempt == 99:
-                        raise
-                    time.sleep(0.1)
-            page.wait_for(f"{status}.textContent === 'ready' || {status}.className === 'error'", 300)
-            ready_s = time.perf_counter() - start
-            if page.evaluate(f"{status}.textContent") != "ready":
-                raise SystemExit(f"the page did not open the package: {page.evaluate(f'{status}.textContent')}")
-            page.type("#source", "\n".join(lines))
-            seconds, got = [], []
-            for _ in range(1 + repeats):
-                page.evaluate("delete document.body.dataset.seconds")
-                page.click("#translate")
-                page.wait_for(f"document.body.dataset.seconds || {status}.className === 'error'", 600)
-                if page.evaluate(f"{status}.className") == "error":
-                    raise SystemExit(f"the page failed: {page.evaluate(f'{status}.textContent')}")
-                seconds.append(float(page.evaluate("document.body.dataset.seconds")))
-                got = page.evaluate("document.getElementById('target').value").split("\n")
-            if screenshot is not None:
-                screenshot.parent.mkdir(parents=True, exist_ok=True)
-                page.screenshot(screenshot)
-        finally:
-            if browser is not None:
+            try:
+                page, status = browser.page, "document.getElementById('status')"
+                page.call("Emulation.setDeviceMetricsOverride", width=1200, height=760, deviceScaleFactor=1,
+                          mobile=False)
+                start = time.perf_counter()
+                page.goto(f"{url}/index.html")
+                page.wait_for(f"{status}.textContent === 'ready' || {status}.className === 'error'", 300)
+                ready_s = time.perf_counter() - start
+                if page.evaluate(f"{status}.textContent") != "ready":
+                    raise SystemExit(f"the page did not open the package: {page.evaluate(f'{status}.textContent')}")
+                page.type("#source", "\n".join(lines))
+                seconds, got = [], []
+                for _ in range(1 + repeats):
+                    page.evaluate("delete document.body.dataset.seconds")
+                    page.click("#translate")
+                    page.wait_for(f"document.body.dataset.seconds || {status}.className === 'error'", 600)
+                    if page.evaluate(f"{status}.className") == "error":
+                        raise SystemExit(f"the page failed: {page.evaluate(f'{status}.textContent')}")
+                    seconds.append(float(page.evaluate("document.body.dataset.seconds")))
+                    got = page.evaluate("document.getElementById('target').value").split("\n")
+                if screenshot is not None:
+                    screenshot.parent.mkdir(parents=True, exist_ok=True)
+                    page.screenshot(screenshot)
+            finally:
                 browser.close()
-            server.terminate()
-            server.wait(timeout=10)
     return {"sentences": len(lines), "graphs": "fp32", "threads": 1, "chromium": version, "ready_s": ready_s,
             "first_s": seconds[0], "best_s": min(seconds[1:]), "seconds": seconds,
             "identical": sum(a == b for a, b in zip(got, expected))}
@@ -147,7 +136,8 @@ def main() -> None:
     p.add_argument("--lines", type=Path, required=True, help="source sentences, one per line (.gz read as gzip)")
     p.add_argument("--skip", type=int, default=0, help="lines of --lines to skip first (default: 0)")
     p.add_argument("--sentences", type=int, default=200, help="lines translated (default: 200)")
-    p.add_argument("--threads", type=int, default=1, help="intra-op threads of both consumers (default: 1)")
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="intra-op thread layouts, each measured "
+                   "for both consumers (default: 1 2)")
     p.add_argument("--beam-sizes", type=int, nargs="+", default=[1, 4], help="searches measured (default: 1 4)")
     p.add_argument("--repeats", type=int, default=3, help="timed passes; the best is kept (default: 3)")
     p.add_argument("--paragraph", type=int, default=20, help="sentences of the browser's paragraph (default: 20)")
@@ -167,22 +157,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="js-consumer-") as tmp:
         lines_file = Path(tmp) / "lines.txt"
         lines_file.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-        print(f"{args.package}: {len(lines)} lines, {args.threads} thread(s), best of {args.repeats}")
-        print(f"{'graphs':<7}{'beam':>5}{'Python sent/s':>15}{'Node sent/s':>13}{'Node/Python':>13}{'identical':>11}")
-        for int8 in (False, True):
-            for beam in args.beam_sizes:
-                py_s, expected = python_side(args.package, lines, args.threads, int8, beam, args.repeats)
-                js = node_side(args.package, lines_file, args.threads, int8, beam, args.repeats)
-                row = {"graphs": "int8" if int8 else "fp32", "beam_size": beam,
-                       "python_sentences_per_s": len(lines) / min(py_s), "python_seconds": py_s,
-                       "node_sentences_per_s": len(lines) / min(js["seconds"]), "node_seconds": js["seconds"],
-                       "node_open_s": js["open_s"],
-                       "identical": sum(a == b for a, b in zip(js["outputs"], expected))}
-                row["node_over_python"] = row["node_sentences_per_s"] / row["python_sentences_per_s"]
-                rows.append(row)
-                print(f"{row['graphs']:<7}{beam:>5}{row['python_sentences_per_s']:>15.1f}"
-                      f"{row['node_sentences_per_s']:>13.1f}{row['node_over_python']:>12.2f}x"
-                      f"{row['identical']:>7}/{len(lines)}")
+        print(f"{args.package}: {len(lines)} lines, best of {args.repeats}")
+        print(f"{'threads':<8}{'graphs':<7}{'beam':>5}{'Python sent/s':>15}{'Node sent/s':>13}{'Node/Python':>13}"
+              f"{'identical':>11}")
+        for threads, int8, beam in ((t, q, b) for t in args.threads for q in (False, True) for b in args.beam_sizes):
+            py_s, expected = python_side(args.package, lines, threads, int8, beam, args.repeats)
+            js = node_side(args.package, lines_file, threads, int8, beam, args.repeats)
+            row = {"threads": threads, "graphs": "int8" if int8 else "fp32", "beam_size": beam,
+                   "python_sentences_per_s": len(lines) / min(py_s), "python_seconds": py_s,
+                   "node_sentences_per_s": len(lines) / min(js["seconds"]), "node_seconds": js["seconds"],
+                   "node_open_s": js["open_s"],
+                   "identical": sum(a == b for a, b in zip(js["outputs"], expected))}
+            row["node_over_python"] = row["node_sentences_per_s"] / row["python_sentences_per_s"]
+            rows.append(row)
+            print(f"{threads:<8}{row['graphs']:<7}{beam:>5}{row['python_sentences_per_s']:>15.1f}"
+                  f"{row['node_sentences_per_s']:>13.1f}{row['node_over_python']:>12.2f}x"
+                  f"{row['identical']:>7}/{len(lines)}")
     paragraph = lines[:args.paragraph]
     _, expected = python_side(args.package, paragraph, 1, False, card["decoding"]["beam_size"], 0)
     browser = browser_side(args.package, paragraph, expected, args.repeats, args.screenshot)
@@ -190,7 +180,7 @@ def main() -> None:
           f"(first), {browser['best_s']:.2f} s (best); identical to Python: {browser['identical']}/{len(paragraph)}")
     results = {"package": str(args.package), "label": args.label, "languages": card["languages"],
                "model": card["model"],
-               "vocab_size": card["model"]["tgt_vocab_size"], "sentences": len(lines), "threads": args.threads,
+               "vocab_size": card["model"]["tgt_vocab_size"], "sentences": len(lines),
                "lines": {"file": args.lines.name, "skip": args.skip}, "beam_default": card["decoding"]["beam_size"],
                "rows": rows, "browser": browser}
     write_result("js_consumer", results, args.repeats, args.out)

@@ -4,7 +4,8 @@ wrapper (tests/support/browser.py) adds skipping when no browser is installed.
 
 `Browser(profile, executable)` starts it on a free port of 127.0.0.1 with a private profile and stops it by
 its process id; `Page.evaluate` runs JavaScript, `Page.click` sends real mouse events to an element's centre,
-`Page.type` inserts text as a keyboard would.
+`Page.type` inserts text as a keyboard would. `static_site(folder)` serves a folder as a plain static host
+does (the in-browser translator has no server code). Both children die with the process that started them.
 """
 
 from __future__ import annotations
@@ -15,12 +16,17 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tools.gpu.children import die_with_parent
 
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync")
@@ -45,6 +51,37 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+@contextmanager
+def static_site(folder: Path) -> Iterator[str]:
+    """`folder` served by `python -m http.server` on a free port of 127.0.0.1; its base URL, once it listens."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(folder)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            check(proc.poll() is None, f"the static file server of {folder} exited")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                check(time.monotonic() < deadline, f"the static file server of {folder} did not listen within 30 s")
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(proc)
 
 
 class Page:
@@ -80,6 +117,7 @@ class Page:
         return value
 
     def goto(self, url: str) -> None:
+        """Navigate and wait for the page to load; a failed navigation (nothing listening) fails at once."""
         result = self.call("Page.navigate", url=url)
         check("errorText" not in result, f"{url}: {result.get('errorText')}")
         self.wait_for(f"location.href.startsWith({json.dumps(url)}) && document.readyState === 'complete'")
@@ -96,7 +134,10 @@ class Page:
         self.call("Input.insertText", text=text)
 
     def screenshot(self, path: Path) -> Path:
-        path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"]))
+        """A PNG of the viewport at `path`, written whole (a temporary file renamed into place)."""
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"]))
+        tmp.replace(path)
         return path
 
 
@@ -107,7 +148,7 @@ class Browser:
         self.port = free_port()
         self.proc = subprocess.Popen([executable, *FLAGS, f"--user-data-dir={profile}",
                                       f"--remote-debugging-port={self.port}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
         try:
             self.page = self._connect()
         except BaseException:  # a browser that did not come up is stopped, not left behind
@@ -136,9 +177,4 @@ class Browser:
             self.page.ws.close()
         except Exception:  # the browser may be gone already
             pass
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+        stop(self.proc)

@@ -11,8 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -125,63 +123,52 @@ def test_the_page_translates_in_headless_chromium_as_python_does(trained: Path, 
     from nmt.decode.translator import Translator
     from nmt.runtime.translator import OnnxTranslator
     from support.browser import Browser, chromium
-    from support.prefect_server import free_port
     from support.ties import TIE, tie_gap
+    from tools.browser import static_site
 
     package = trained / "models" / "onnx"
     decoding = json.loads((package / "model.json").read_text())["decoding"]
     scorer = Translator.from_file(trained / "models" / "model.pt", Decoding(beam_size=1))
     chromium()  # skip (or fail, with NMT_REQUIRE_BROWSER) before starting anything
-    port = free_port()  # a plain static file server: the page has no server code
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(site)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    browser = None
-    try:
+    with static_site(site) as url:  # a plain static file server: the page has no server code
         browser = Browser(tmp_path / "profile")
-        page = browser.page
-        status = "document.getElementById('status')"
-        for _ in range(100):  # the server may take a moment to listen
-            try:
-                page.goto(f"http://127.0.0.1:{port}/index.html")
-                break
-            except AssertionError:
-                time.sleep(0.1)
-        page.wait_for(f"{status}.textContent === 'ready' || {status}.className === 'error'", 120)
-        assert page.evaluate(f"{status}.textContent") == "ready"
-        agreed: list[bool] = []
-        for beam, n in ((1, 20), (decoding["beam_size"], 5)):
-            in_page = page.evaluate(IN_PAGE.replace("BEAM", str(beam)).replace("LINES", json.dumps(lines[:n])))
-            ours = OnnxTranslator.from_dir(package, device="cpu", threads=1, beam_size=beam)
-            expected = [hyp for _, hyp in ours.search(lines[:n])]
-            assert sum(map(len, expected)) > 5 * n  # it says something
-            for line, mine, theirs in zip(lines[:n], expected, in_page, strict=True):
-                if mine != theirs:
-                    src = scorer.source_ids(next(iter(scorer.tokenize([line])))[0])
-                    limit = min(len(src) + decoding["max_extra"], scorer.max_len - 1)  # the search's, </s> counted
-                    gap = tie_gap(scorer, src, mine, theirs, beam, decoding["alpha"], limit)
-                    assert abs(gap) < TIE, (beam, line, mine, theirs, gap)
-            agreed = [a == b for a, b in zip(expected, in_page)]  # the card's beam's, the page's default
-        page.type("#source", "\n".join(lines[:5]))
-        page.click("#translate")
-        page.wait_for(f"{status}.textContent.startsWith('done') || {status}.className === 'error'", 120)
-        assert page.evaluate(f"{status}.textContent").startswith("done: 5 sentences")
-        got = page.evaluate("document.getElementById('target').value").split("\n")
-        want = OnnxTranslator.from_dir(package, device="cpu", threads=1).translate(lines[:5])
-        assert sum(agreed) >= 3, agreed  # a tie is rare: most lines must agree for this to say anything
-        assert len(got) == 5 and [a for a, same in zip(got, agreed, strict=True) if same] == \
-            [b for b, same in zip(want, agreed, strict=True) if same]
-        page.evaluate("document.getElementById('target').value = ''; delete document.body.dataset.seconds")
-        page.click("#int8")  # WebAssembly's int8 kernels round otherwise than native ONNX Runtime's (docs/export.md)
-        page.click("#translate")
-        page.wait_for(f"document.body.dataset.seconds || {status}.className === 'error'", 120)
-        got = page.evaluate("document.getElementById('target').value").split("\n")
-        assert page.evaluate(f"{status}.textContent").startswith("done: 5 sentences") and len(got) == 5 and all(got)
-        page.screenshot(tmp_path / "page.png")
-    finally:
-        if browser is not None:
+        try:
+            page, status = browser.page, "document.getElementById('status')"
+            page.goto(f"{url}/index.html")
+            page.wait_for(f"{status}.textContent === 'ready' || {status}.className === 'error'", 120)
+            assert page.evaluate(f"{status}.textContent") == "ready"
+            agreed: list[bool] = []
+            for beam, n in ((1, 20), (decoding["beam_size"], 5)):
+                in_page = page.evaluate(IN_PAGE.replace("BEAM", str(beam)).replace("LINES", json.dumps(lines[:n])))
+                ours = OnnxTranslator.from_dir(package, device="cpu", threads=1, beam_size=beam)
+                expected = [hyp for _, hyp in ours.search(lines[:n])]
+                assert sum(map(len, expected)) > 5 * n  # it says something
+                for line, mine, theirs in zip(lines[:n], expected, in_page, strict=True):
+                    if mine != theirs:
+                        src = scorer.source_ids(next(iter(scorer.tokenize([line])))[0])
+                        limit = min(len(src) + decoding["max_extra"], scorer.max_len - 1)  # the search's
+                        gap = tie_gap(scorer, src, mine, theirs, beam, decoding["alpha"], limit)
+                        assert abs(gap) < TIE, (beam, line, mine, theirs, gap)
+                agreed = [a == b for a, b in zip(expected, in_page)]  # the card's beam's, the page's default
+            page.type("#source", "\n".join(lines[:5]))
+            page.click("#translate")
+            page.wait_for(f"{status}.textContent.startsWith('done') || {status}.className === 'error'", 120)
+            assert page.evaluate(f"{status}.textContent").startswith("done: 5 sentences")
+            got = page.evaluate("document.getElementById('target').value").split("\n")
+            want = OnnxTranslator.from_dir(package, device="cpu", threads=1).translate(lines[:5])
+            assert sum(agreed) >= 3, agreed  # a tie is rare: most lines must agree for this to say anything
+            assert len(got) == 5 and [a for a, same in zip(got, agreed, strict=True) if same] == \
+                [b for b, same in zip(want, agreed, strict=True) if same]
+            page.evaluate("document.getElementById('target').value = ''; delete document.body.dataset.seconds")
+            page.click("#int8")  # WebAssembly's int8 kernels round otherwise than native ONNX Runtime's
+            page.click("#translate")
+            page.wait_for(f"document.body.dataset.seconds || {status}.className === 'error'", 120)
+            got = page.evaluate("document.getElementById('target').value").split("\n")
+            assert page.evaluate(f"{status}.textContent").startswith("done: 5 sentences") and len(got) == 5
+            assert all(got)
+            assert page.screenshot(tmp_path / "page.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        finally:
             browser.close()
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def test_nmt_serve_offers_the_page_as_translate_in_this_browser(trained: Path, site: Path, tmp_path: Path) -> None:

@@ -7,12 +7,14 @@ import ctypes
 import signal
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h: the signal a process gets when its parent thread ends
+try:  # resolved here, in the parent: a forked child of a threaded parent should not dlopen
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):
+    _PRCTL = None
 
 
 def die_with_parent() -> None:
     """Run in the child (a `preexec_fn`, a pool's `initializer`): SIGKILL it when its parent ends. Linux only;
     elsewhere the child ends with its own work."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL)

@@ -40,7 +40,7 @@ def js_consumer(s: Sources) -> str:
     r = s.result("js_consumer")
     res = r["results"]
     m, n, b = res["model"], res["sentences"], res["browser"]
-    rows = [[x["graphs"], "greedy" if x["beam_size"] == 1 else f"beam {x['beam_size']}",
+    rows = [[str(x["threads"]), x["graphs"], "greedy" if x["beam_size"] == 1 else f"beam {x['beam_size']}",
              f"{x['python_sentences_per_s']:,.1f}", f"{x['node_sentences_per_s']:,.1f}",
              f"**{x['node_over_python']:.2f}x**", f"{x['node_open_s']:.2f} s", f"{x['identical']} of {n}"]
             for x in res["rows"]]
@@ -48,10 +48,10 @@ def js_consumer(s: Sources) -> str:
         f"`{res['package']}` ({res['languages']['src']}-{res['languages']['tgt']}"
         f"{': ' + res['label'] if res.get('label') else ''}; {m['L']} layers of d_model {m['d_model']}, "
         f"{res['vocab_size']} symbols), {n} lines of "
-        f"`{res['lines']['file']}` from line {res['lines']['skip'] + 1}, {res['threads']} intra-op thread(s) "
-        "each, best pass of each:", "",
-        table(["graphs", "search", "Python sentences/s", "Node sentences/s", "Node / Python", "Node: open the package",
-               "translations identical"], rows, "llrrrrr"), "",
+        f"`{res['lines']['file']}` from line {res['lines']['skip'] + 1}, the same intra-op threads for both, "
+        "best pass of each:", "",
+        table(["threads", "graphs", "search", "Python sentences/s", "Node sentences/s", "Node / Python",
+               "Node: open the package", "translations identical"], rows, "rllrrrrr"), "",
         f"In headless Chromium ({b['chromium']}, onnxruntime-web on WebAssembly, one thread, {b['graphs']} graphs, "
         f"the card's beam {res['beam_default']}): the page is ready {b['ready_s']:.2f} s after navigation; a "
         f"paragraph of {b['sentences']} sentences takes {b['first_s']:.2f} s the first time and {b['best_s']:.2f} s "
